@@ -1,0 +1,305 @@
+//! The operation catalog: every function id (41) and trigger type (7) listed once, with its
+//! description, metadata flags and request/response types. Host registration, the wasm and BDD
+//! dispatchers and the schema golden test all read this one list.
+
+use alloc::format;
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::Value;
+
+use crate::env::Env;
+use crate::error::{Result, SessionError};
+use crate::ops::{self, store_protocol as sp, Outcome};
+use crate::store::Store;
+use crate::wire::api_store as proto;
+use crate::wire::*;
+
+/// What a function is, which decides its metadata flags and whether it takes the session lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// Public mutation: `{internal, trace_hidden}`; serialized per session.
+    Mutation,
+    /// Public read: `{trace_hidden}`; takes no lock.
+    Read,
+    /// Internal `session::store::*` protocol: `{internal, trace_hidden}`; served in fs mode only.
+    StoreProtocol,
+    /// Host-level operator function (config status / reload): `{internal, trace_hidden}`.
+    Operator,
+}
+
+/// Registration metadata flags of a function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flags {
+    pub internal: bool,
+    pub trace_hidden: bool,
+}
+
+impl OpKind {
+    pub fn flags(self) -> Flags {
+        Flags { internal: self != OpKind::Read, trace_hidden: true }
+    }
+}
+
+impl Flags {
+    /// The metadata object registered with the engine.
+    pub fn to_json(self) -> Value {
+        let mut map = Object::new();
+        if self.internal {
+            map.insert("internal".into(), Value::Bool(true));
+        }
+        if self.trace_hidden {
+            map.insert("trace_hidden".into(), Value::Bool(true));
+        }
+        Value::Object(map)
+    }
+}
+
+/// One function of the catalog.
+#[derive(Debug, Clone, Copy)]
+pub struct Operation {
+    pub id: &'static str,
+    pub kind: OpKind,
+    pub description: &'static str,
+    /// Rust names of the request and response types (schema titles).
+    pub request_type: &'static str,
+    pub response_type: &'static str,
+    #[cfg(feature = "schema")]
+    pub request_schema: fn() -> Value,
+    #[cfg(feature = "schema")]
+    pub response_schema: fn() -> Value,
+}
+
+/// One trigger type of the catalog.
+#[derive(Debug, Clone, Copy)]
+pub struct TriggerType {
+    pub id: &'static str,
+    pub description: &'static str,
+    pub config_type: &'static str,
+    #[cfg(feature = "schema")]
+    pub config_schema: fn() -> Value,
+}
+
+/// The draft-07 root schema of `T`, exactly as iii-sdk 0.24 derives it at registration.
+#[cfg(feature = "schema")]
+pub fn schema_of<T: schemars::JsonSchema>() -> Value {
+    let root = schemars::gen::SchemaSettings::draft07().into_generator().into_root_schema_for::<T>();
+    serde_json::to_value(root).unwrap_or(Value::Null)
+}
+
+/// Decodes a request; `null` counts as `{}`. Shape errors are `session/invalid_request`.
+pub fn decode_request<T: DeserializeOwned>(payload: Value) -> Result<T> {
+    let payload = if payload.is_null() { Value::Object(Object::new()) } else { payload };
+    serde_json::from_value(payload).map_err(SessionError::bad_request_shape)
+}
+
+fn encode<R: Serialize>(outcome: Outcome<R>) -> Result<Outcome<Value>> {
+    let response = serde_json::to_value(&outcome.response)
+        .map_err(|e| SessionError::storage(format!("response encoding failed: {e}")))?;
+    Ok(Outcome { response, events: outcome.events })
+}
+
+fn host_only<R>(id: &str) -> Result<Outcome<R>> {
+    Err(SessionError::invalid_request(format!("{id} is served by the host, not the core")))
+}
+
+macro_rules! catalog {
+    ($( $id:literal, $kind:ident, $Req:ty => $Resp:ty, $desc:literal,
+        |$s:ident, $e:ident, $r:ident| $body:expr; )*) => {
+        /// Every function, in registration order.
+        pub const OPERATIONS: &[Operation] = &[$(
+            Operation {
+                id: $id,
+                kind: OpKind::$kind,
+                description: $desc,
+                request_type: stringify!($Req),
+                response_type: stringify!($Resp),
+                #[cfg(feature = "schema")]
+                request_schema: schema_of::<$Req>,
+                #[cfg(feature = "schema")]
+                response_schema: schema_of::<$Resp>,
+            },
+        )*];
+
+        /// Runs function `id` on a JSON payload: decode, decide, apply, encode. `None` when the id
+        /// is not in the catalog. Events in the outcome are for the host to publish.
+        #[allow(unused_variables)]
+        pub fn dispatch(
+            store: &dyn Store,
+            env: &Env<'_>,
+            id: &str,
+            payload: Value,
+        ) -> Option<Result<Outcome<Value>>> {
+            match id {
+                $( $id => Some((|| {
+                    let $r: $Req = decode_request(payload)?;
+                    let ($s, $e) = (store, env);
+                    let outcome: Outcome<$Resp> = $body?;
+                    encode(outcome)
+                })()), )*
+                _ => None,
+            }
+        }
+    };
+}
+
+catalog! {
+    "session::create", Mutation, CreateRequest => CreateResponse,
+        "Create a session at status idle; fires session::created.",
+        |s, e, r| ops::create::decide(s, e, r)?.execute(s);
+    "session::ensure", Mutation, EnsureRequest => EnsureResponse,
+        "Idempotently ensure a session with a given id exists; fires session::created only when it creates.",
+        |s, e, r| ops::ensure::decide(s, e, r)?.execute(s);
+    "session::get", Read, GetRequest => Option<GetResponse>,
+        "Read one session's metadata (null when unknown).",
+        |s, e, r| ops::get::decide(s, r)?.execute(s);
+    "session::list", Read, ListRequest => ListResponse,
+        "List sessions with pagination, ordering, and status/metadata filters.",
+        |s, e, r| ops::list::decide(s, e, r)?.execute(s);
+    "session::set-meta", Mutation, SetMetaRequest => SetMetaResponse,
+        "Update a session's title/description/metadata; fires session::meta-updated.",
+        |s, e, r| ops::set_meta::decide(s, e, r)?.execute(s);
+    "session::set-status", Mutation, SetStatusRequest => SetStatusResponse,
+        "Set status idle/working/done/error; fires session::status-changed (no-op when unchanged).",
+        |s, e, r| ops::set_status::decide(s, e, r)?.execute(s);
+    "session::set-draft", Mutation, SetDraftRequest => SetDraftResponse,
+        "Park (or clear) the session's unsent composer input — text and attachment ids; event-silent, read back on SessionMeta.draft / draft_attachments.",
+        |s, e, r| ops::set_draft::decide(s, r)?.execute(s);
+    "session::delete", Mutation, DeleteRequest => DeleteResponse,
+        "Delete a session and its entries; fires session::deleted.",
+        |s, e, r| ops::delete::decide(s, e, r)?.execute(s);
+    "session::append", Mutation, AppendRequest => AppendResponse,
+        "Append one entry (idempotent on entry_id); fires session::message-added.",
+        |s, e, r| ops::append::decide(s, e, r)?.execute(s);
+    "session::append-many", Mutation, AppendManyRequest => AppendManyResponse,
+        "Append several message entries in order; fires session::message-added per entry.",
+        |s, e, r| ops::append_many::decide(s, e, r)?.execute(s);
+    "session::update-message", Mutation, UpdateMessageRequest => UpdateMessageResponse,
+        "Replace a message entry's content (optimistic concurrency via expected_revision); fires session::message-updated.",
+        |s, e, r| ops::update_message::decide(s, e, r)?.execute(s);
+    "session::get-message", Read, GetMessageRequest => Option<GetMessageResponse>,
+        "Read a single entry by id (null when unknown).",
+        |s, e, r| ops::get_message::decide(s, r)?.execute(s);
+    "session::messages", Read, MessagesRequest => MessagesResponse,
+        "Load the active path as messages with entry ids, oldest first; pagination and role filtering.",
+        |s, e, r| ops::messages::decide(s, e, r)?.execute(s);
+    "session::messages-range", Read, MessagesRangeRequest => MessagesRangeResponse,
+        "Full entries for a span (from/to) or list (entry_ids) of the active path — how a reader fetches the calls a collapsed run left out.",
+        |s, e, r| ops::messages_range::decide(s, e, r)?.execute(s);
+    "session::messages-tail", Read, MessagesTailRequest => MessagesTailResponse,
+        "Newest page of the active path, walking backwards in block-aligned pages (a tool run never splits) with activity runs collapsed to placeholders; the reader a chat UI opens a session with.",
+        |s, e, r| ops::messages_tail::decide(s, e, r)?.execute(s);
+    "session::fork", Mutation, ForkRequest => ForkResponse,
+        "Copy history up to an entry into a new session (copy-on-fork); fires session::created.",
+        |s, e, r| ops::fork::decide(s, e, r)?.execute(s);
+    "session::set-active-leaf", Mutation, SetActiveLeafRequest => SetActiveLeafResponse,
+        "Move the active path to end at a given entry (branch switch).",
+        |s, e, r| ops::set_active_leaf::decide(s, r)?.execute(s);
+    "session::put-attachment", Mutation, PutAttachmentRequest => PutAttachmentResponse,
+        "Store an attachment's original bytes (base64) for a session and return the `file` content block that references it; event-silent.",
+        |s, e, r| ops::attachments::put(s, e, r)?.execute(s);
+    "session::get-attachment", Read, GetAttachmentRequest => Option<GetAttachmentResponse>,
+        "Read one stored attachment's metadata and bytes (null when unknown).",
+        |s, e, r| ops::attachments::get(s, r)?.execute(s);
+    "session::list-attachments", Read, ListAttachmentsRequest => ListAttachmentsResponse,
+        "List the metadata of every attachment stored for a session.",
+        |s, e, r| ops::attachments::list(s, r)?.execute(s);
+    "session::delete-attachment", Mutation, DeleteAttachmentRequest => DeleteAttachmentResponse,
+        "Delete one stored attachment no transcript entry references (e.g. a chip removed from the composer); also drops it from the draft. Event-silent.",
+        |s, e, r| ops::attachments::delete(s, r)?.execute(s);
+    "session::config-status", Operator, ConfigStatusRequest => ReloadStatus,
+        "Report the last configuration hot-reload outcome: last_outcome (applied|rejected), last_error, and rejected_reloads (count since boot). A rejected outcome or non-zero count means a stored config was refused and the active storage adapter diverged from the central store. Takes no arguments.",
+        |s, e, r| host_only::<ReloadStatus>("session::config-status");
+    "session::on-config-change", Operator, OnConfigChangeEvent => OnConfigChangeResponse,
+        "Internal: hot-reload session-manager from the authoritative configuration when it changes — rebuilds the storage adapter and event plumbing on an adapter change (replaying current state to subscribers) and swaps the list limits otherwise.",
+        |s, e, r| host_only::<OnConfigChangeResponse>("session::on-config-change");
+    "session::store::commit-append", StoreProtocol, proto::CommitAppendRequest => proto::CommitAppendResponse,
+        "Internal store protocol: atomically commit one session append.",
+        |s, e, r| sp::commit_append(s, r).map(Outcome::silent);
+    "session::store::delete-active-leaf", StoreProtocol, proto::SessionIdRequest => proto::OkResponse,
+        "Internal store protocol: clear a session's active leaf pointer.",
+        |s, e, r| sp::delete_active_leaf(s, r).map(Outcome::silent);
+    "session::store::delete-attachment", StoreProtocol, proto::AttachmentIdRequest => proto::DeletedResponse,
+        "Internal store protocol: delete one attachment (deleted: false when unknown).",
+        |s, e, r| sp::delete_attachment(s, r).map(Outcome::silent);
+    "session::store::delete-attachments", StoreProtocol, proto::SessionIdRequest => proto::OkResponse,
+        "Internal store protocol: delete every attachment of a session.",
+        |s, e, r| sp::delete_attachments(s, r).map(Outcome::silent);
+    "session::store::delete-entries", StoreProtocol, proto::SessionIdRequest => proto::OkResponse,
+        "Internal store protocol: delete every entry of a session.",
+        |s, e, r| sp::delete_entries(s, r).map(Outcome::silent);
+    "session::store::delete-meta", StoreProtocol, proto::SessionIdRequest => proto::OkResponse,
+        "Internal store protocol: delete one SessionMeta.",
+        |s, e, r| sp::delete_meta(s, r).map(Outcome::silent);
+    "session::store::get-active-leaf", StoreProtocol, proto::SessionIdRequest => proto::ActiveLeafResponse,
+        "Internal store protocol: read a session's active leaf pointer.",
+        |s, e, r| sp::get_active_leaf(s, r).map(Outcome::silent);
+    "session::store::get-attachment", StoreProtocol, proto::AttachmentIdRequest => Option<proto::StoredAttachment>,
+        "Internal store protocol: read one attachment (metadata + base64 bytes; null when unknown).",
+        |s, e, r| sp::get_attachment(s, r).map(Outcome::silent);
+    "session::store::get-entry", StoreProtocol, proto::EntryIdRequest => Option<SessionEntry>,
+        "Internal store protocol: read one SessionEntry (null when unknown).",
+        |s, e, r| sp::get_entry(s, r).map(Outcome::silent);
+    "session::store::get-meta", StoreProtocol, proto::SessionIdRequest => Option<SessionMeta>,
+        "Internal store protocol: read one SessionMeta (null when unknown).",
+        |s, e, r| sp::get_meta(s, r).map(Outcome::silent);
+    "session::store::list-attachments", StoreProtocol, proto::SessionIdRequest => ListAttachmentsResponse,
+        "Internal store protocol: list every attachment's metadata of a session.",
+        |s, e, r| sp::list_attachments(s, r).map(Outcome::silent);
+    "session::store::list-entries", StoreProtocol, proto::SessionIdRequest => proto::ListEntriesResponse,
+        "Internal store protocol: list every entry of a session.",
+        |s, e, r| sp::list_entries(s, r).map(Outcome::silent);
+    "session::store::list-metas", StoreProtocol, proto::ListMetasRequest => proto::ListMetasResponse,
+        "Internal store protocol: list every SessionMeta.",
+        |s, e, r| sp::list_metas(s, r).map(Outcome::silent);
+    "session::store::publish-events", StoreProtocol, proto::PublishEventsRequest => proto::PublishEventsResponse,
+        "Internal store protocol: ingest a bridged instance's event envelopes and fan them out to local subscribers and every attached bridge.",
+        |s, e, r| Ok::<_, SessionError>(sp::publish_events(r));
+    "session::store::put-attachment", StoreProtocol, proto::PutAttachmentRequest => proto::OkResponse,
+        "Internal store protocol: write one attachment (metadata + base64 bytes).",
+        |s, e, r| sp::put_attachment(s, r).map(Outcome::silent);
+    "session::store::put-entry", StoreProtocol, proto::PutEntryRequest => proto::OkResponse,
+        "Internal store protocol: write one SessionEntry.",
+        |s, e, r| sp::put_entry(s, r).map(Outcome::silent);
+    "session::store::put-meta", StoreProtocol, proto::PutMetaRequest => proto::OkResponse,
+        "Internal store protocol: write one SessionMeta.",
+        |s, e, r| sp::put_meta(s, r).map(Outcome::silent);
+    "session::store::set-active-leaf", StoreProtocol, proto::EntryIdRequest => proto::OkResponse,
+        "Internal store protocol: move a session's active leaf pointer.",
+        |s, e, r| sp::set_active_leaf(s, r).map(Outcome::silent);
+}
+
+/// Looks a function up by id.
+pub fn operation(id: &str) -> Option<&'static Operation> {
+    OPERATIONS.iter().find(|op| op.id == id)
+}
+
+macro_rules! triggers {
+    ($( $id:expr, $Config:ty, $desc:literal; )*) => {
+        /// Every trigger type, in registration order (the six public ones, then the bridge feed).
+        pub const TRIGGER_TYPES: &[TriggerType] = &[$(
+            TriggerType {
+                id: $id,
+                description: $desc,
+                config_type: stringify!($Config),
+                #[cfg(feature = "schema")]
+                config_schema: schema_of::<$Config>,
+            },
+        )*];
+    };
+}
+
+triggers! {
+    crate::events::CREATED, CreatedBindingConfig,
+        "A new session exists (via session::create or session::fork).";
+    crate::events::MESSAGE_ADDED, MessageBindingConfig,
+        "A message entry was appended to a session.";
+    crate::events::MESSAGE_UPDATED, MessageBindingConfig,
+        "A message entry's content changed (e.g. streaming deltas).";
+    crate::events::STATUS_CHANGED, SessionBindingConfig,
+        "A session's status changed (idle/working/done/error).";
+    crate::events::META_UPDATED, SessionBindingConfig,
+        "A session's title/description/metadata changed.";
+    crate::events::DELETED, SessionBindingConfig,
+        "A session and its entries were removed.";
+    crate::events::STORE_EVENTS, StoreEventsBindingConfig,
+        "Internal: event-envelope feed for bridged session-manager instances. Not for direct consumption — bind the six public session::* types instead.";
+}

@@ -1,0 +1,53 @@
+//! Opaque pagination cursors (contract §7): standard padded base64 of a compact JSON object.
+
+use alloc::string::String;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use crate::error::{Result, SessionError};
+use crate::wire::ListOrder;
+
+/// `session::list` position: order tag, sort key and session id of the last returned session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListCursor {
+    pub o: String,
+    pub k: i64,
+    pub id: String,
+}
+
+/// `session::messages` / `messages-range` position: the last returned entry id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryCursor {
+    pub id: String,
+}
+
+/// Encodes a cursor value.
+pub fn encode<T: Serialize>(cursor: &T) -> String {
+    let json = serde_json::to_vec(cursor).unwrap_or_default();
+    STANDARD.encode(json)
+}
+
+/// Decodes a cursor; anything malformed is `session/invalid_cursor`.
+pub fn decode<T: DeserializeOwned>(cursor: &str) -> Result<T> {
+    let bytes = STANDARD
+        .decode(cursor)
+        .map_err(|_| SessionError::invalid_cursor("cursor is not valid base64"))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|_| SessionError::invalid_cursor("cursor does not decode to a known position"))
+}
+
+impl ListCursor {
+    /// Decodes a list cursor and checks it was issued for `order`.
+    pub fn decode_for(cursor: &str, order: ListOrder) -> Result<ListCursor> {
+        let c: ListCursor = decode(cursor)?;
+        if c.o != order.as_str() {
+            return Err(SessionError::invalid_cursor(alloc::format!(
+                "cursor was issued for order {} but the request uses {}",
+                c.o,
+                order.as_str()
+            )));
+        }
+        Ok(c)
+    }
+}

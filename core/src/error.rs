@@ -1,0 +1,161 @@
+//! Typed errors: one `ErrorCode` per `session/*` wire code (contract §4) and the error value that
+//! carries it, displayed on the wire as `"<code>: <text>"`.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use core::fmt;
+
+/// Every `session/*` error code a caller can match on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// Unknown `session_id` on a mutation or path read.
+    NotFound,
+    /// Unknown entry id where one is required.
+    EntryNotFound,
+    /// Explicit `parent_id` that is not in the session.
+    ParentNotFound,
+    /// Operation not valid for this entry or message kind.
+    InvalidEntryKind,
+    /// `details` sent for a `user` or `assistant` message.
+    DetailsNotSupported,
+    /// `append-many` with no messages.
+    EmptyBatch,
+    /// Malformed, foreign or stale cursor / anchor.
+    InvalidCursor,
+    /// A request that is well-typed but not acceptable, or not well-typed at all.
+    InvalidRequest,
+    /// Attachment larger than `max_attachment_bytes`.
+    AttachmentTooLarge,
+    /// Attachment still referenced by a message entry.
+    AttachmentInUse,
+    /// Backend failure; retryable.
+    Storage,
+}
+
+impl ErrorCode {
+    /// All codes, for tests and documentation.
+    pub const ALL: [ErrorCode; 11] = [
+        ErrorCode::NotFound,
+        ErrorCode::EntryNotFound,
+        ErrorCode::ParentNotFound,
+        ErrorCode::InvalidEntryKind,
+        ErrorCode::DetailsNotSupported,
+        ErrorCode::EmptyBatch,
+        ErrorCode::InvalidCursor,
+        ErrorCode::InvalidRequest,
+        ErrorCode::AttachmentTooLarge,
+        ErrorCode::AttachmentInUse,
+        ErrorCode::Storage,
+    ];
+
+    /// The wire code, e.g. `session/not_found`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotFound => "session/not_found",
+            ErrorCode::EntryNotFound => "session/entry_not_found",
+            ErrorCode::ParentNotFound => "session/parent_not_found",
+            ErrorCode::InvalidEntryKind => "session/invalid_entry_kind",
+            ErrorCode::DetailsNotSupported => "session/details_not_supported",
+            ErrorCode::EmptyBatch => "session/empty_batch",
+            ErrorCode::InvalidCursor => "session/invalid_cursor",
+            ErrorCode::InvalidRequest => "session/invalid_request",
+            ErrorCode::AttachmentTooLarge => "session/attachment_too_large",
+            ErrorCode::AttachmentInUse => "session/attachment_in_use",
+            ErrorCode::Storage => "session/storage",
+        }
+    }
+
+    /// Parses a wire code back (used by clients and the bridge).
+    pub fn parse(code: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed call: a code plus human text. `Display` gives the wire message `"<code>: <text>"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionError {
+    pub code: ErrorCode,
+    pub text: String,
+}
+
+impl SessionError {
+    pub fn new(code: ErrorCode, text: impl Into<String>) -> Self {
+        SessionError { code, text: text.into() }
+    }
+
+    /// `session/not_found: session <id> does not exist`.
+    pub fn session_not_found(session_id: &str) -> Self {
+        Self::new(ErrorCode::NotFound, format!("session {session_id} does not exist"))
+    }
+
+    /// `session/entry_not_found: entry <id> does not exist in session <sid>`.
+    pub fn entry_not_found(session_id: &str, entry_id: &str) -> Self {
+        Self::new(
+            ErrorCode::EntryNotFound,
+            format!("entry {entry_id} does not exist in session {session_id}"),
+        )
+    }
+
+    /// A request that failed to decode (wrong types, missing fields, unknown enum values).
+    pub fn bad_request_shape(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorCode::InvalidRequest, format!("invalid request: {detail}"))
+    }
+
+    pub fn invalid_request(text: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidRequest, text)
+    }
+
+    pub fn invalid_cursor(text: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidCursor, text)
+    }
+
+    pub fn storage(text: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Storage, text)
+    }
+
+    /// The full wire message, `"<code>: <text>"`.
+    pub fn message(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.text)
+    }
+}
+
+impl core::error::Error for SessionError {}
+
+/// A failure inside a storage backend. Always surfaces to callers as `session/storage`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl StoreError {
+    pub fn new(text: impl Into<String>) -> Self {
+        StoreError(text.into())
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl core::error::Error for StoreError {}
+
+impl From<StoreError> for SessionError {
+    fn from(e: StoreError) -> Self {
+        SessionError::storage(e.0)
+    }
+}
+
+/// Result alias for core operations.
+pub type Result<T, E = SessionError> = core::result::Result<T, E>;

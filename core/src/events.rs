@@ -1,0 +1,136 @@
+//! Events: the seven trigger type ids, the typed `SessionEvent`, and `Emitted` — an event plus the
+//! session metadata its bindings' filters are evaluated against (contract §3).
+
+use alloc::string::String;
+use serde_json::Value;
+
+use crate::wire::{
+    CreatedEvent, DeletedEvent, EventEnvelope, MessageAddedEvent, MessageUpdatedEvent,
+    MetaUpdatedEvent, Object, Role, SessionMeta, StatusChangedEvent,
+};
+
+pub const CREATED: &str = "session::created";
+pub const MESSAGE_ADDED: &str = "session::message-added";
+pub const MESSAGE_UPDATED: &str = "session::message-updated";
+pub const STATUS_CHANGED: &str = "session::status-changed";
+pub const META_UPDATED: &str = "session::meta-updated";
+pub const DELETED: &str = "session::deleted";
+/// Internal bridge feed: every event as an `EventEnvelope`, unfiltered.
+pub const STORE_EVENTS: &str = "session::store::events";
+
+/// The six public trigger types, in catalog order.
+pub const PUBLIC_TRIGGER_TYPES: [&str; 6] =
+    [CREATED, MESSAGE_ADDED, MESSAGE_UPDATED, STATUS_CHANGED, META_UPDATED, DELETED];
+
+/// One event of one of the six public trigger types.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    Created(CreatedEvent),
+    MessageAdded(MessageAddedEvent),
+    MessageUpdated(MessageUpdatedEvent),
+    StatusChanged(StatusChangedEvent),
+    MetaUpdated(MetaUpdatedEvent),
+    Deleted(DeletedEvent),
+}
+
+impl SessionEvent {
+    /// The trigger type id this event fires.
+    pub fn trigger_type(&self) -> &'static str {
+        match self {
+            SessionEvent::Created(_) => CREATED,
+            SessionEvent::MessageAdded(_) => MESSAGE_ADDED,
+            SessionEvent::MessageUpdated(_) => MESSAGE_UPDATED,
+            SessionEvent::StatusChanged(_) => STATUS_CHANGED,
+            SessionEvent::MetaUpdated(_) => META_UPDATED,
+            SessionEvent::Deleted(_) => DELETED,
+        }
+    }
+
+    /// The session the event is about.
+    pub fn session_id(&self) -> &str {
+        match self {
+            SessionEvent::Created(e) => &e.session_id,
+            SessionEvent::MessageAdded(e) => &e.session_id,
+            SessionEvent::MessageUpdated(e) => &e.session_id,
+            SessionEvent::StatusChanged(e) => &e.session_id,
+            SessionEvent::MetaUpdated(e) => &e.session_id,
+            SessionEvent::Deleted(e) => &e.session_id,
+        }
+    }
+
+    /// The role of the event's message; `None` for custom entries and non-message events.
+    pub fn role(&self) -> Option<Role> {
+        match self {
+            SessionEvent::MessageAdded(e) => e.message.as_ref().map(|m| m.role()),
+            SessionEvent::MessageUpdated(e) => Some(e.message.role()),
+            _ => None,
+        }
+    }
+
+    /// The payload a bound function receives.
+    pub fn payload(&self) -> Value {
+        let value = match self {
+            SessionEvent::Created(e) => serde_json::to_value(e),
+            SessionEvent::MessageAdded(e) => serde_json::to_value(e),
+            SessionEvent::MessageUpdated(e) => serde_json::to_value(e),
+            SessionEvent::StatusChanged(e) => serde_json::to_value(e),
+            SessionEvent::MetaUpdated(e) => serde_json::to_value(e),
+            SessionEvent::Deleted(e) => serde_json::to_value(e),
+        };
+        value.unwrap_or(Value::Null)
+    }
+
+    /// Rebuilds an event from a trigger type id and payload; `None` for an unknown type or a
+    /// payload of the wrong shape.
+    pub fn from_parts(trigger_type: &str, payload: &Value) -> Option<SessionEvent> {
+        fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
+            T::deserialize(v).ok()
+        }
+        Some(match trigger_type {
+            CREATED => SessionEvent::Created(parse(payload)?),
+            MESSAGE_ADDED => {
+                let e: MessageAddedEvent = parse(payload)?;
+                if e.message.is_some() == e.custom.is_some() {
+                    return None;
+                }
+                SessionEvent::MessageAdded(e)
+            }
+            MESSAGE_UPDATED => SessionEvent::MessageUpdated(parse(payload)?),
+            STATUS_CHANGED => SessionEvent::StatusChanged(parse(payload)?),
+            META_UPDATED => SessionEvent::MetaUpdated(parse(payload)?),
+            DELETED => SessionEvent::Deleted(parse(payload)?),
+            _ => return None,
+        })
+    }
+}
+
+/// An event ready to publish: the event and the session metadata as of the mutation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Emitted {
+    pub event: SessionEvent,
+    pub session_metadata: Option<Object>,
+}
+
+impl Emitted {
+    /// An event filtered against `meta`'s metadata.
+    pub fn new(event: SessionEvent, meta: &SessionMeta) -> Self {
+        Emitted { event, session_metadata: meta.metadata.clone() }
+    }
+
+    /// The cross-instance wire form.
+    pub fn to_envelope(&self) -> EventEnvelope {
+        EventEnvelope {
+            trigger_type: String::from(self.event.trigger_type()),
+            payload: self.event.payload(),
+            session_metadata: self.session_metadata.clone(),
+        }
+    }
+
+    /// Parses an envelope; `None` when its type is unknown or its payload malformed.
+    pub fn from_envelope(envelope: &EventEnvelope) -> Option<Emitted> {
+        Some(Emitted {
+            event: SessionEvent::from_parts(&envelope.trigger_type, &envelope.payload)?,
+            session_metadata: envelope.session_metadata.clone(),
+        })
+    }
+}

@@ -1,0 +1,76 @@
+//! Binding filters: parsing a trigger binding's config (rejecting malformed ones, contract §3.3)
+//! and deciding whether an event reaches that binding (§3.4).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::events::{self, Emitted};
+use crate::wire::{
+    CreatedBindingConfig, MessageBindingConfig, Object, Role, SessionBindingConfig,
+};
+
+/// The parsed filter of one binding. All supplied conditions must hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BindingFilter {
+    pub session_id: Option<String>,
+    pub roles: Option<Vec<Role>>,
+    pub metadata: Option<Object>,
+}
+
+impl BindingFilter {
+    /// Parses a binding config for `trigger_type`. `null` is `{}`. Errors read
+    /// `invalid <trigger type> config: <detail>`; the store-events feed accepts anything.
+    pub fn parse(trigger_type: &str, config: &Value) -> Result<BindingFilter, String> {
+        let empty = Value::Object(Object::new());
+        let config = if config.is_null() { &empty } else { config };
+        let reject = |e: serde_json::Error| format!("invalid {trigger_type} config: {e}");
+        match trigger_type {
+            events::CREATED => {
+                let c = CreatedBindingConfig::deserialize(config).map_err(reject)?;
+                Ok(BindingFilter { metadata: c.metadata, ..Default::default() })
+            }
+            events::MESSAGE_ADDED | events::MESSAGE_UPDATED => {
+                let c = MessageBindingConfig::deserialize(config).map_err(reject)?;
+                Ok(BindingFilter { session_id: c.session_id, roles: c.roles, metadata: c.metadata })
+            }
+            events::STATUS_CHANGED | events::META_UPDATED | events::DELETED => {
+                let c = SessionBindingConfig::deserialize(config).map_err(reject)?;
+                Ok(BindingFilter { session_id: c.session_id, metadata: c.metadata, roles: None })
+            }
+            events::STORE_EVENTS => Ok(BindingFilter::default()),
+            other => Err(format!("invalid {other} config: unknown trigger type")),
+        }
+    }
+
+    /// Whether `emitted` reaches a binding with this filter.
+    pub fn matches(&self, emitted: &Emitted) -> bool {
+        if let Some(sid) = &self.session_id {
+            if sid != emitted.event.session_id() {
+                return false;
+            }
+        }
+        if let Some(roles) = &self.roles {
+            match emitted.event.role() {
+                Some(role) if roles.contains(&role) => {}
+                _ => return false,
+            }
+        }
+        match &self.metadata {
+            Some(filter) => metadata_matches(filter, emitted.session_metadata.as_ref()),
+            None => true,
+        }
+    }
+}
+
+/// Subset equality: every key of `filter` is present in `metadata` with a deep-equal value. An
+/// empty filter matches everything, even a session without metadata.
+pub fn metadata_matches(filter: &Object, metadata: Option<&Object>) -> bool {
+    if filter.is_empty() {
+        return true;
+    }
+    let Some(metadata) = metadata else { return false };
+    filter.iter().all(|(k, v)| metadata.get(k) == Some(v))
+}

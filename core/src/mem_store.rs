@@ -1,0 +1,132 @@
+//! `MemStore`: the in-memory `Store`, the reference model every other backend is checked against.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::error::StoreError;
+use crate::record::SessionState;
+use crate::store::{plan_session_writes, Applied, ChangeSet, Store, Write};
+use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+
+#[derive(Debug, Default, Clone)]
+struct Inner {
+    sessions: BTreeMap<String, SessionState>,
+    attachments: BTreeMap<String, BTreeMap<String, (AttachmentMeta, Vec<u8>)>>,
+}
+
+#[cfg(feature = "std")]
+type Cell<T> = std::sync::Mutex<T>;
+#[cfg(not(feature = "std"))]
+type Cell<T> = core::cell::RefCell<T>;
+
+/// An in-memory store. Thread-safe with the `std` feature, single-threaded without.
+#[derive(Debug, Default)]
+pub struct MemStore {
+    inner: Cell<Inner>,
+}
+
+impl MemStore {
+    pub fn new() -> Self {
+        MemStore::default()
+    }
+
+    fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
+        #[cfg(feature = "std")]
+        let guard = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        #[cfg(not(feature = "std"))]
+        let guard = self.inner.borrow();
+        f(&guard)
+    }
+
+    fn write<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
+        #[cfg(feature = "std")]
+        let mut guard = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        #[cfg(not(feature = "std"))]
+        let mut guard = self.inner.borrow_mut();
+        f(&mut guard)
+    }
+
+    /// The stored state of one session (for model-based tests).
+    pub fn session_state(&self, session_id: &str) -> SessionState {
+        self.read(|i| i.sessions.get(session_id).cloned().unwrap_or_default())
+    }
+}
+
+impl Store for MemStore {
+    fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
+        Ok(self.read(|i| i.sessions.get(session_id).and_then(|s| s.meta.clone())))
+    }
+
+    fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        Ok(self.read(|i| i.sessions.values().filter_map(|s| s.meta.clone()).collect()))
+    }
+
+    fn get_entry(
+        &self,
+        session_id: &str,
+        entry_id: &str,
+    ) -> Result<Option<SessionEntry>, StoreError> {
+        Ok(self.read(|i| i.sessions.get(session_id).and_then(|s| s.entries.get(entry_id).cloned())))
+    }
+
+    fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
+        Ok(self.read(|i| {
+            i.sessions.get(session_id).map(|s| s.entries.values().cloned().collect()).unwrap_or_default()
+        }))
+    }
+
+    fn get_active_leaf(&self, session_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.read(|i| i.sessions.get(session_id).and_then(|s| s.leaf.clone())))
+    }
+
+    fn get_attachment(
+        &self,
+        session_id: &str,
+        attachment_id: &str,
+    ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
+        Ok(self.read(|i| i.attachments.get(session_id).and_then(|a| a.get(attachment_id).cloned())))
+    }
+
+    fn list_attachments(&self, session_id: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
+        Ok(self.read(|i| {
+            i.attachments
+                .get(session_id)
+                .map(|a| a.values().map(|(m, _)| m.clone()).collect())
+                .unwrap_or_default()
+        }))
+    }
+
+    fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        self.write(|inner| {
+            let sid = &changes.session_id;
+            let current = inner.sessions.get(sid).cloned().unwrap_or_default();
+            let (next, _log, commit) = plan_session_writes(&current, &changes.writes)?;
+            let mut applied = Applied { commit, attachments_deleted: Vec::new() };
+            let mut attachments = inner.attachments.get(sid).cloned().unwrap_or_default();
+            for write in &changes.writes {
+                match write {
+                    Write::PutAttachment { meta, bytes } => {
+                        attachments.insert(meta.attachment_id.clone(), (meta.clone(), bytes.clone()));
+                    }
+                    Write::DeleteAttachment(id) => {
+                        applied.attachments_deleted.push(attachments.remove(id).is_some());
+                    }
+                    Write::DeleteAttachments => attachments.clear(),
+                    _ => {}
+                }
+            }
+            if next.is_empty() {
+                inner.sessions.remove(sid);
+            } else {
+                inner.sessions.insert(sid.clone(), next);
+            }
+            if attachments.is_empty() {
+                inner.attachments.remove(sid);
+            } else {
+                inner.attachments.insert(sid.clone(), attachments);
+            }
+            Ok(applied)
+        })
+    }
+}

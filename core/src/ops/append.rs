@@ -1,0 +1,101 @@
+//! `session::append`: add one entry (idempotent on `entry_id`) through the store's authoritative
+//! commit; fires `session::message-added` only when the commit happened.
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{require_meta, Finish, Outcome, Plan};
+use crate::env::Env;
+use crate::error::{Result, SessionError};
+use crate::events::{Emitted, SessionEvent};
+use crate::store::{ChangeSet, Store, Write};
+use crate::wire::{AppendRequest, AppendResponse, MessageAddedEvent, SessionEntry};
+
+/// The `session::message-added` event of a committed entry.
+pub fn message_added(session_id: &str, entry: &SessionEntry, timestamp: i64) -> SessionEvent {
+    SessionEvent::MessageAdded(MessageAddedEvent {
+        session_id: session_id.into(),
+        entry_id: entry.id().into(),
+        parent_id: entry.parent_id().map(Into::into),
+        message: entry.message().cloned(),
+        custom: entry.custom_payload(),
+        origin: entry.origin().cloned(),
+        timestamp,
+    })
+}
+
+pub fn decide(store: &dyn Store, env: &Env<'_>, req: AppendRequest) -> Result<Plan<AppendResponse>> {
+    let sid = req.session_id;
+    require_meta(store, &sid)?;
+    if req.message.is_some() == req.custom.is_some() {
+        return Err(SessionError::invalid_request(
+            "exactly one of `message` or `custom` must be supplied",
+        ));
+    }
+    let parent_explicit = req.parent_id.is_some();
+    let existing = match &req.entry_id {
+        Some(id) => store.get_entry(&sid, id)?,
+        None => None,
+    };
+    let entry = match existing {
+        Some(entry) => entry,
+        None => {
+            let parent_id = match req.parent_id {
+                Some(parent) => {
+                    if store.get_entry(&sid, &parent)?.is_none() {
+                        return Err(SessionError::new(
+                            crate::error::ErrorCode::ParentNotFound,
+                            format!("parent {parent} does not exist in session {sid}"),
+                        ));
+                    }
+                    Some(parent)
+                }
+                None => store.get_active_leaf(&sid)?,
+            };
+            let id = req.entry_id.unwrap_or_else(|| env.ids.entry_id());
+            let timestamp = env.clock.now_ms();
+            match (req.message, req.custom) {
+                (Some(message), _) => SessionEntry::Message {
+                    id,
+                    parent_id,
+                    timestamp,
+                    revision: 0,
+                    origin: req.origin,
+                    message,
+                },
+                (None, Some(custom)) => SessionEntry::Custom {
+                    id,
+                    parent_id,
+                    timestamp,
+                    revision: 0,
+                    origin: req.origin,
+                    custom_type: custom.custom_type,
+                    data: custom.data,
+                },
+                (None, None) => unreachable!("checked above"),
+            }
+        }
+    };
+    let changes =
+        ChangeSet::new(sid.clone()).with(Write::CommitAppend { entry, parent_explicit });
+    let finish = Finish::AfterApply(Box::new(move |applied| {
+        let commit = applied
+            .commit
+            .ok_or_else(|| SessionError::storage("store did not report the append commit"))?;
+        let entry = commit.entry;
+        let response = AppendResponse {
+            entry_id: entry.id().into(),
+            parent_id: entry.parent_id().map(Into::into),
+            timestamp: entry.timestamp(),
+        };
+        let events: Vec<Emitted> = if commit.committed {
+            vec![Emitted::new(message_added(&sid, &entry, entry.timestamp()), &commit.meta)]
+        } else {
+            Vec::new()
+        };
+        Ok(Outcome { response, events })
+    }));
+    Ok(Plan { changes: Some(changes), finish })
+}

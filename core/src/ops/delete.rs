@@ -1,0 +1,27 @@
+//! `session::delete`: remove entries, leaf, attachments and meta; fires `session::deleted`
+//! filtered on the metadata as it was before deletion.
+
+use alloc::vec;
+
+use super::Plan;
+use crate::env::Env;
+use crate::error::Result;
+use crate::events::{Emitted, SessionEvent};
+use crate::store::{ChangeSet, Store, Write};
+use crate::wire::{DeleteRequest, DeleteResponse, DeletedEvent};
+
+pub fn decide(store: &dyn Store, env: &Env<'_>, req: DeleteRequest) -> Result<Plan<DeleteResponse>> {
+    let Some(meta) = store.get_meta(&req.session_id)? else {
+        return Ok(Plan::read(DeleteResponse { deleted: false }));
+    };
+    let event = SessionEvent::Deleted(DeletedEvent {
+        session_id: req.session_id.clone(),
+        timestamp: env.clock.now_ms(),
+    });
+    let changes = ChangeSet::new(req.session_id)
+        .with(Write::DeleteEntries)
+        .with(Write::DeleteActiveLeaf)
+        .with(Write::DeleteAttachments)
+        .with(Write::DeleteMeta);
+    Ok(Plan::write(changes, DeleteResponse { deleted: true }, vec![Emitted::new(event, &meta)]))
+}

@@ -1,0 +1,79 @@
+//! `session::messages-range`: whole entries of the active path by span or by id list — how a
+//! reader swaps collapsed placeholders for content (contract §8.6).
+
+use alloc::collections::BTreeSet;
+use alloc::format;
+use alloc::vec::Vec;
+
+use super::{require_meta, Plan};
+use crate::cursor::{self, EntryCursor};
+use crate::env::Env;
+use crate::error::{Result, SessionError};
+use crate::path;
+use crate::store::Store;
+use crate::view;
+use crate::wire::{MessagesRangeRequest, MessagesRangeResponse, SessionEntry};
+
+/// Index of `id` on the path: `entry_not_found` if it exists nowhere in the session,
+/// `invalid_cursor` if it is on another branch.
+fn position(store: &dyn Store, sid: &str, path: &[SessionEntry], id: &str) -> Result<usize> {
+    if let Some(i) = path.iter().position(|e| e.id() == id) {
+        return Ok(i);
+    }
+    if store.get_entry(sid, id)?.is_none() {
+        return Err(SessionError::entry_not_found(sid, id));
+    }
+    Err(SessionError::invalid_cursor(format!("entry {id} is not on the active path")))
+}
+
+pub fn decide(
+    store: &dyn Store,
+    env: &Env<'_>,
+    req: MessagesRangeRequest,
+) -> Result<Plan<MessagesRangeResponse>> {
+    let sid = &req.session_id;
+    require_meta(store, sid)?;
+    let path = path::active_path(store, sid)?;
+    let selected: Vec<usize> = match (&req.from_entry_id, &req.to_entry_id, &req.entry_ids) {
+        (Some(from), Some(to), None) => {
+            let (a, b) = (position(store, sid, &path, from)?, position(store, sid, &path, to)?);
+            if a > b {
+                return Err(SessionError::invalid_request(format!(
+                    "from_entry_id {from} comes after to_entry_id {to} on the active path"
+                )));
+            }
+            (a..=b).collect()
+        }
+        (None, None, Some(ids)) => {
+            let mut set = BTreeSet::new();
+            for id in ids {
+                set.insert(position(store, sid, &path, id)?);
+            }
+            set.into_iter().collect()
+        }
+        _ => {
+            return Err(SessionError::invalid_request(
+                "give exactly one selector: from_entry_id + to_entry_id, or entry_ids",
+            ))
+        }
+    };
+    let start = match &req.cursor {
+        Some(c) => {
+            let id = cursor::decode::<EntryCursor>(c)?.id;
+            selected.iter().position(|&i| path[i].id() == id).ok_or_else(|| {
+                SessionError::invalid_cursor("the cursor entry is not in the selection")
+            })? + 1
+        }
+        None => 0,
+    };
+    let limit = env.limits.page_size(req.limit);
+    let end = (start + limit).min(selected.len());
+    let include_images = req.include_image_data.unwrap_or(true);
+    let messages = selected[start.min(end)..end]
+        .iter()
+        .map(|&i| view::tail_item(&path[i], include_images))
+        .collect();
+    let next_cursor = (end < selected.len())
+        .then(|| cursor::encode(&EntryCursor { id: path[selected[end - 1]].id().into() }));
+    Ok(Plan::read(MessagesRangeResponse { messages, next_cursor }))
+}

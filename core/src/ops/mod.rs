@@ -1,0 +1,116 @@
+//! The operations: one module per public function. Each `decide` reads what it needs from the
+//! store and returns a `Plan` — the writes of one atomic change set and how to finish once they
+//! landed — without writing anything itself (decide → apply → publish).
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crate::error::{Result, SessionError};
+use crate::events::Emitted;
+use crate::store::{Applied, ChangeSet, Store};
+use crate::wire::{SessionEntry, SessionMeta};
+
+pub mod append;
+pub mod append_many;
+pub mod attachments;
+pub mod create;
+pub mod delete;
+pub mod ensure;
+pub mod fork;
+pub mod get;
+pub mod get_message;
+pub mod list;
+pub mod messages;
+pub mod messages_range;
+pub mod messages_tail;
+pub mod set_active_leaf;
+pub mod set_draft;
+pub mod set_meta;
+pub mod set_status;
+pub mod store_protocol;
+pub mod update_message;
+
+/// A call's result: the response and the events to publish, in order, once the write landed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome<R> {
+    pub response: R,
+    pub events: Vec<Emitted>,
+}
+
+impl<R> Outcome<R> {
+    /// A response with no events.
+    pub fn silent(response: R) -> Self {
+        Outcome { response, events: Vec::new() }
+    }
+
+    pub fn map<T>(self, f: impl FnOnce(R) -> T) -> Outcome<T> {
+        Outcome { response: f(self.response), events: self.events }
+    }
+}
+
+/// How a plan turns into an outcome.
+pub enum Finish<R> {
+    /// Known before the write.
+    Ready(Outcome<R>),
+    /// Depends on what the store reported (the authoritative append commit).
+    AfterApply(Box<dyn FnOnce(Applied) -> Result<Outcome<R>>>),
+}
+
+/// What a mutation decided: at most one change set, then how to finish.
+#[must_use = "a plan does nothing until it is executed"]
+pub struct Plan<R> {
+    pub changes: Option<ChangeSet>,
+    pub finish: Finish<R>,
+}
+
+impl<R: core::fmt::Debug> core::fmt::Debug for Finish<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Finish::Ready(outcome) => f.debug_tuple("Ready").field(outcome).finish(),
+            Finish::AfterApply(_) => f.write_str("AfterApply(..)"),
+        }
+    }
+}
+
+impl<R> core::fmt::Debug for Plan<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Plan").field("changes", &self.changes).finish_non_exhaustive()
+    }
+}
+
+impl<R> Plan<R> {
+    /// A read, or a mutation that turned out to be a no-op.
+    pub fn read(response: R) -> Self {
+        Plan { changes: None, finish: Finish::Ready(Outcome::silent(response)) }
+    }
+
+    /// Writes whose outcome is known up front.
+    pub fn write(changes: ChangeSet, response: R, events: Vec<Emitted>) -> Self {
+        Plan { changes: Some(changes), finish: Finish::Ready(Outcome { response, events }) }
+    }
+
+    /// Applies the change set (if any) to `store`, then finishes. Events are returned only after
+    /// the write landed; a failed write yields `session/storage` and no events.
+    pub fn execute(self, store: &dyn Store) -> Result<Outcome<R>> {
+        let applied = match &self.changes {
+            Some(changes) => store.apply(changes)?,
+            None => Applied::default(),
+        };
+        match self.finish {
+            Finish::Ready(outcome) => Ok(outcome),
+            Finish::AfterApply(finish) => finish(applied),
+        }
+    }
+}
+
+/// The session's meta, or `session/not_found`.
+pub fn require_meta(store: &dyn Store, session_id: &str) -> Result<SessionMeta> {
+    store.get_meta(session_id)?.ok_or_else(|| SessionError::session_not_found(session_id))
+}
+
+/// An entry of the session (any branch), or `session/entry_not_found`.
+pub fn require_entry(store: &dyn Store, session_id: &str, entry_id: &str) -> Result<SessionEntry> {
+    store
+        .get_entry(session_id, entry_id)?
+        .ok_or_else(|| SessionError::entry_not_found(session_id, entry_id))
+}

@@ -1,0 +1,145 @@
+//! Session log records (contract §5.3) and the one state machine that applies them: the fs store's
+//! replay, its write-through cache and the in-memory store all go through `SessionState::apply`, so
+//! a restart rebuilds exactly the state that was acknowledged.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+
+use crate::error::StoreError;
+use crate::wire::{SessionEntry, SessionMeta};
+
+/// One line of a session's JSONL log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// The session's metadata (last wins).
+    Meta { meta: SessionMeta },
+    /// One entry snapshot (last wins per id).
+    Entry { entry: SessionEntry },
+    /// The active leaf pointer (`null` clears it).
+    Leaf { entry_id: Option<String> },
+    /// A committed append: entry, implicit leaf move and post-commit meta in one line.
+    Append { entry: SessionEntry, meta: SessionMeta },
+    /// Marks an entry committed (written by snapshot rewrites).
+    Commit { entry_id: String },
+}
+
+/// Everything stored for one session except attachments.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionState {
+    pub meta: Option<SessionMeta>,
+    pub entries: BTreeMap<String, SessionEntry>,
+    pub leaf: Option<String>,
+    pub committed: BTreeSet<String>,
+    /// Legacy three-line appends: a `leaf` record waits for the `meta` that completes it.
+    pending_legacy_append: bool,
+}
+
+/// Result of committing one append (contract §5.5 `commit_append`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitOutcome {
+    pub committed: bool,
+    pub entry: SessionEntry,
+    pub meta: SessionMeta,
+}
+
+impl SessionState {
+    /// True when nothing is stored (the fs store then removes the file).
+    pub fn is_empty(&self) -> bool {
+        self.meta.is_none() && self.entries.is_empty() && self.leaf.is_none()
+    }
+
+    /// Applies one record with the replay rules of contract §5.4.
+    pub fn apply(&mut self, record: &Record) {
+        match record {
+            Record::Meta { meta } => {
+                self.meta = Some(meta.clone());
+                if self.pending_legacy_append {
+                    self.mark_active_path_committed();
+                    self.pending_legacy_append = false;
+                }
+            }
+            Record::Entry { entry } => {
+                self.entries.insert(entry.id().into(), entry.clone());
+            }
+            Record::Leaf { entry_id } => {
+                self.leaf = entry_id.clone();
+                self.pending_legacy_append = true;
+            }
+            Record::Append { entry, meta } => {
+                let id: String = entry.id().into();
+                self.entries.insert(id.clone(), entry.clone());
+                self.leaf = Some(id.clone());
+                self.meta = Some(meta.clone());
+                self.committed.insert(id);
+                self.pending_legacy_append = false;
+            }
+            Record::Commit { entry_id } => {
+                self.committed.insert(entry_id.clone());
+            }
+        }
+    }
+
+    fn mark_active_path_committed(&mut self) {
+        let mut cursor = self.leaf.clone();
+        while let Some(id) = cursor {
+            if !self.committed.insert(id.clone()) {
+                break;
+            }
+            cursor = self.entries.get(&id).and_then(|e| e.parent_id().map(String::from));
+        }
+    }
+
+    /// Decides one `commit_append` against this state (contract §5.5) and returns the record to
+    /// write (if any) with the outcome. The caller writes the record, then applies it.
+    pub fn decide_commit(
+        &self,
+        mut entry: SessionEntry,
+        parent_explicit: bool,
+    ) -> Result<(Option<Record>, CommitOutcome), StoreError> {
+        let Some(meta) = self.meta.clone() else {
+            return Err(StoreError::new("commit_append: session meta does not exist"));
+        };
+        if let Some(stored) = self.entries.get(entry.id()) {
+            if self.committed.contains(entry.id()) {
+                let outcome = CommitOutcome { committed: false, entry: stored.clone(), meta };
+                return Ok((None, outcome));
+            }
+            entry = stored.clone();
+        } else if parent_explicit {
+            if let Some(parent) = entry.parent_id() {
+                if !self.entries.contains_key(parent) {
+                    return Err(StoreError::new(alloc::format!(
+                        "commit_append: parent {parent} does not exist"
+                    )));
+                }
+            }
+        } else {
+            entry.set_parent_id(self.leaf.clone());
+        }
+        let mut meta = meta;
+        if entry.is_message() {
+            meta.message_count += 1;
+        }
+        meta.updated_at = entry.timestamp();
+        let record = Record::Append { entry: entry.clone(), meta: meta.clone() };
+        Ok((Some(record), CommitOutcome { committed: true, entry, meta }))
+    }
+
+    /// The records that rebuild this state from nothing (snapshot rewrite order of §5.5: meta,
+    /// entries by id, commit markers by id, leaf).
+    pub fn snapshot_records(&self) -> Vec<Record> {
+        let mut records = Vec::with_capacity(self.entries.len() + self.committed.len() + 2);
+        if let Some(meta) = &self.meta {
+            records.push(Record::Meta { meta: meta.clone() });
+        }
+        records.extend(self.entries.values().map(|e| Record::Entry { entry: e.clone() }));
+        records.extend(self.committed.iter().map(|id| Record::Commit { entry_id: id.clone() }));
+        if let Some(leaf) = &self.leaf {
+            records.push(Record::Leaf { entry_id: Some(leaf.clone()) });
+        }
+        records
+    }
+}

@@ -1,0 +1,151 @@
+//! The storage boundary: a dumb, atomic store whose operations line up with the seed's
+//! `session::store::*` protocol (contract §5.1, §5.7), plus the `ChangeSet` a mutation hands to
+//! it and the shared logic that turns a change set into log records.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::error::StoreError;
+use crate::record::{CommitOutcome, Record, SessionState};
+use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+
+/// One write of a mutation. Every write of a `ChangeSet` concerns the change set's session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    PutMeta(SessionMeta),
+    PutEntry(SessionEntry),
+    SetActiveLeaf(String),
+    /// The authoritative append commit of contract §5.5.
+    CommitAppend { entry: SessionEntry, parent_explicit: bool },
+    DeleteEntries,
+    DeleteActiveLeaf,
+    DeleteMeta,
+    PutAttachment { meta: AttachmentMeta, bytes: Vec<u8> },
+    DeleteAttachment(String),
+    DeleteAttachments,
+}
+
+/// The writes of one mutation, applied all-or-nothing by the store.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct ChangeSet {
+    pub session_id: String,
+    pub writes: Vec<Write>,
+}
+
+impl ChangeSet {
+    pub fn new(session_id: impl Into<String>) -> Self {
+        ChangeSet { session_id: session_id.into(), writes: Vec::new() }
+    }
+
+    pub fn with(mut self, write: Write) -> Self {
+        self.writes.push(write);
+        self
+    }
+
+    pub fn push(&mut self, write: Write) {
+        self.writes.push(write);
+    }
+}
+
+/// What applying a change set reported back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Applied {
+    /// Outcome of a `CommitAppend` write, if the change set had one.
+    pub commit: Option<CommitOutcome>,
+    /// Whether each `DeleteAttachment` write found the attachment, in order.
+    pub attachments_deleted: Vec<bool>,
+}
+
+/// A storage backend. Unknown sessions read as empty. `list_*` results are unordered.
+pub trait Store {
+    fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError>;
+    fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError>;
+    fn get_entry(&self, session_id: &str, entry_id: &str)
+        -> Result<Option<SessionEntry>, StoreError>;
+    fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError>;
+    fn get_active_leaf(&self, session_id: &str) -> Result<Option<String>, StoreError>;
+    fn get_attachment(
+        &self,
+        session_id: &str,
+        attachment_id: &str,
+    ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError>;
+    /// Metadata only; backends override it to avoid reading the bytes.
+    fn get_attachment_meta(
+        &self,
+        session_id: &str,
+        attachment_id: &str,
+    ) -> Result<Option<AttachmentMeta>, StoreError> {
+        Ok(self.get_attachment(session_id, attachment_id)?.map(|(meta, _)| meta))
+    }
+    fn list_attachments(&self, session_id: &str) -> Result<Vec<AttachmentMeta>, StoreError>;
+    /// Applies every write of `changes` atomically: after a crash either all of them are visible
+    /// or none is.
+    fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError>;
+}
+
+/// How a change set alters a session's log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogChange {
+    /// Nothing to write to the log (attachment-only or no-op commit).
+    None,
+    /// Append these records, in order.
+    Append(Vec<Record>),
+    /// Rewrite the log from the new state's snapshot (deletions); remove it if the state is empty.
+    Rewrite,
+}
+
+/// The session-log part of applying a change set: the new state, the log change and the commit
+/// outcome. Attachment writes are left to the backend. Pure: `state` is not modified.
+pub fn plan_session_writes(
+    state: &SessionState,
+    writes: &[Write],
+) -> Result<(SessionState, LogChange, Option<CommitOutcome>), StoreError> {
+    let mut next = state.clone();
+    let mut records = Vec::new();
+    let mut rewrite = false;
+    let mut commit = None;
+    for write in writes {
+        let record = match write {
+            Write::PutMeta(meta) => Some(Record::Meta { meta: meta.clone() }),
+            Write::PutEntry(entry) => Some(Record::Entry { entry: entry.clone() }),
+            Write::SetActiveLeaf(id) => Some(Record::Leaf { entry_id: Some(id.clone()) }),
+            Write::CommitAppend { entry, parent_explicit } => {
+                let (record, outcome) = next.decide_commit(entry.clone(), *parent_explicit)?;
+                commit = Some(outcome);
+                record
+            }
+            Write::DeleteEntries => {
+                next.entries.clear();
+                next.committed.clear();
+                rewrite = true;
+                None
+            }
+            Write::DeleteActiveLeaf => {
+                next.leaf = None;
+                rewrite = true;
+                None
+            }
+            Write::DeleteMeta => {
+                next.meta = None;
+                rewrite = true;
+                None
+            }
+            Write::PutAttachment { .. }
+            | Write::DeleteAttachment(_)
+            | Write::DeleteAttachments => None,
+        };
+        if let Some(record) = record {
+            next.apply(&record);
+            records.push(record);
+        }
+    }
+    let change = if rewrite {
+        LogChange::Rewrite
+    } else if records.is_empty() {
+        LogChange::None
+    } else {
+        LogChange::Append(records)
+    };
+    Ok((next, change, commit))
+}

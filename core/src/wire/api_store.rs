@@ -1,0 +1,127 @@
+//! Requests and responses of the internal `session::store::*` protocol (contract §5.7): the raw
+//! storage operations a bridged instance calls on the authoritative main.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+
+use super::{AttachmentMeta, EventEnvelope, SessionEntry, SessionMeta};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SessionIdRequest {
+    pub session_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct EntryIdRequest {
+    pub session_id: String,
+    pub entry_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct AttachmentIdRequest {
+    pub session_id: String,
+    pub attachment_id: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ListMetasRequest {}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PutMetaRequest {
+    pub meta: SessionMeta,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PutEntryRequest {
+    pub session_id: String,
+    pub entry: SessionEntry,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CommitAppendRequest {
+    pub session_id: String,
+    pub entry: SessionEntry,
+    pub parent_explicit: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CommitAppendResponse {
+    pub committed: bool,
+    pub entry: SessionEntry,
+    pub meta: SessionMeta,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PutAttachmentRequest {
+    pub meta: AttachmentMeta,
+    /// Standard (padded) base64 of the bytes.
+    pub data: String,
+}
+
+/// One stored attachment as the protocol moves it: metadata plus the bytes as standard base64.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct StoredAttachment {
+    pub meta: AttachmentMeta,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct OkResponse {
+    pub ok: bool,
+}
+
+impl OkResponse {
+    /// The only value the protocol returns: `{ "ok": true }`.
+    pub const OK: OkResponse = OkResponse { ok: true };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DeletedResponse {
+    pub deleted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ActiveLeafResponse {
+    /// `null` when the session has no active leaf.
+    pub entry_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ListEntriesResponse {
+    pub entries: Vec<SessionEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ListMetasResponse {
+    pub metas: Vec<SessionMeta>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PublishEventsRequest {
+    /// Event envelopes produced by a bridged instance's mutation.
+    pub events: Vec<EventEnvelope>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PublishEventsResponse {
+    /// Number of well-formed envelopes accepted and fanned out.
+    pub published: usize,
+}

@@ -1,0 +1,32 @@
+//! Wire types: every JSON shape the worker accepts or returns, with serde shapes matching the
+//! seed's API reference exactly (null-versus-omitted rules of contract §1.9 included).
+
+mod api_attachments;
+mod api_branch;
+mod api_config;
+mod api_messages;
+mod api_session;
+pub mod api_store;
+mod bindings;
+mod content;
+mod entry;
+mod enums;
+mod events;
+mod message;
+mod meta;
+
+pub use api_attachments::*;
+pub use api_branch::*;
+pub use api_config::*;
+pub use api_messages::*;
+pub use api_session::*;
+pub use bindings::*;
+pub use content::*;
+pub use entry::*;
+pub use enums::*;
+pub use events::*;
+pub use message::*;
+pub use meta::*;
+
+/// A JSON object (`metadata`, `origin`, filters).
+pub type Object = serde_json::Map<alloc::string::String, serde_json::Value>;
