@@ -1,1 +1,196 @@
+//! Golden schema test: owns the check that the catalog (ids, descriptions, metadata and every
+//! request / response / trigger-config JSON Schema) matches `spec/agent-api-reference.json`.
+//!
+//! Schemas are compared semantically: JSON value equality (key order never matters, numbers compare
+//! by value so `0.0 == 0`), except that arrays under `required` and `enum` are compared as sets. Every mismatch of every function and
+//! trigger is collected and reported at once, as JSON-pointer paths with both values.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+use session_core::catalog::{OPERATIONS, TRIGGER_TYPES};
+
+const REFERENCE: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/agent-api-reference.json"));
+
+/// Array-valued keys whose order carries no meaning.
+const SET_KEYS: &[&str] = &["required", "enum"];
+
+/// Longest rendering of one value in a diff line before it is cut.
+const MAX_SHOWN: usize = 600;
+
+fn reference() -> Value {
+    serde_json::from_str(REFERENCE).expect("spec/agent-api-reference.json is valid JSON")
+}
+
+/// `section` ("functions" / "triggers") of the reference, keyed by `name`.
+fn reference_entries<'a>(reference: &'a Value, section: &str) -> BTreeMap<&'a str, &'a Value> {
+    let list = reference[section]
+        .as_array()
+        .unwrap_or_else(|| panic!("reference has no `{section}` array"));
+    let mut map = BTreeMap::new();
+    for entry in list {
+        let name = entry["name"].as_str().unwrap_or_else(|| panic!("{section} entry without name"));
+        assert!(map.insert(name, entry).is_none(), "reference lists {section} `{name}` twice");
+    }
+    map
+}
+
+fn show(value: Option<&Value>) -> String {
+    let Some(value) = value else { return "<absent>".into() };
+    let text = value.to_string();
+    if text.chars().count() <= MAX_SHOWN {
+        return text;
+    }
+    let cut: String = text.chars().take(MAX_SHOWN).collect();
+    format!("{cut}… ({} chars)", text.chars().count())
+}
+
+/// Escapes one JSON-pointer reference token (RFC 6901).
+fn token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Records every path where `ours` and `want` differ, as `path: ours=… reference=…` lines.
+fn diff(path: &str, key: Option<&str>, ours: Option<&Value>, want: Option<&Value>, out: &mut Vec<String>) {
+    match (ours, want) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let sub = format!("{path}/{}", token(k));
+                diff(&sub, Some(k), a.get(k), b.get(k), out);
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) if key.is_some_and(|k| SET_KEYS.contains(&k)) => {
+            let set = |items: &[Value]| items.iter().map(Value::to_string).collect::<BTreeSet<_>>();
+            let (sa, sb) = (set(a), set(b));
+            let extra: Vec<_> = sa.difference(&sb).collect();
+            let missing: Vec<_> = sb.difference(&sa).collect();
+            if !extra.is_empty() || !missing.is_empty() || a.len() != b.len() {
+                out.push(format!(
+                    "{path} (as a set): only ours={extra:?} only reference={missing:?} (lengths {} vs {})",
+                    a.len(),
+                    b.len()
+                ));
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) => {
+            for i in 0..a.len().max(b.len()) {
+                diff(&format!("{path}/{i}"), None, a.get(i), b.get(i), out);
+            }
+        }
+        // JSON numbers are equal when mathematically equal: schemars writes `minimum: 0.0`, the
+        // reference (serialized by the engine) `minimum: 0`.
+        (Some(Value::Number(a)), Some(Value::Number(b))) if a.as_f64() == b.as_f64() => {}
+        (a, b) if a == b => {}
+        (a, b) => out.push(format!("{path}: ours={} reference={}", show(a), show(b))),
+    }
+}
+
+/// The diff lines between our value and the reference's, empty when semantically equal.
+fn differences(label: &str, ours: &Value, want: &Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    diff("", None, Some(ours), Some(want), &mut lines);
+    lines.into_iter().map(|line| format!("{label}{line}")).collect()
+}
+
+/// Fails with every collected mismatch, grouped per function / trigger.
+fn assert_no_mismatches(what: &str, mismatches: &BTreeMap<String, Vec<String>>) {
+    if mismatches.is_empty() {
+        return;
+    }
+    let count: usize = mismatches.values().map(Vec::len).sum();
+    let mut report = format!("{count} mismatch(es) in {} {what} against the reference:\n", mismatches.len());
+    for (name, lines) in mismatches {
+        let _ = writeln!(report, "\n== {name}");
+        for line in lines {
+            let _ = writeln!(report, "  {line}");
+        }
+    }
+    panic!("{report}");
+}
+
+#[test]
+fn catalog_is_complete() {
+    let reference = reference();
+    let mut problems = Vec::new();
+    let sections = [
+        ("functions", OPERATIONS.iter().map(|op| op.id).collect::<Vec<_>>(), 41),
+        ("triggers", TRIGGER_TYPES.iter().map(|t| t.id).collect::<Vec<_>>(), 7),
+    ];
+    for (section, ours, expected) in sections {
+        let theirs: BTreeSet<&str> = reference_entries(&reference, section).keys().copied().collect();
+        let ours_set: BTreeSet<&str> = ours.iter().copied().collect();
+        if ours_set.len() != ours.len() {
+            problems.push(format!("{section}: the catalog lists an id twice: {ours:?}"));
+        }
+        for id in ours_set.difference(&theirs) {
+            problems.push(format!("{section}: `{id}` is in the catalog but not in the reference"));
+        }
+        for id in theirs.difference(&ours_set) {
+            problems.push(format!("{section}: `{id}` is in the reference but not in the catalog"));
+        }
+        if theirs.len() != expected || ours.len() != expected {
+            problems.push(format!(
+                "{section}: expected {expected}, reference has {}, catalog has {}",
+                theirs.len(),
+                ours.len()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "catalog and reference disagree:\n  {}", problems.join("\n  "));
+}
+
+#[test]
+fn function_schemas_match_reference() {
+    let reference = reference();
+    let mut mismatches = BTreeMap::new();
+    for (name, want) in reference_entries(&reference, "functions") {
+        // A missing id is reported by `catalog_is_complete`; note it here too so nothing hides.
+        let Some(op) = OPERATIONS.iter().find(|op| op.id == name) else {
+            mismatches.insert(name.to_string(), vec!["missing from the catalog".to_string()]);
+            continue;
+        };
+        let description = Value::String(op.description.to_string());
+        let mut lines = differences("description", &description, &want["description"]);
+        lines.extend(differences("metadata", &op.kind.flags().to_json(), &want["metadata"]));
+        lines.extend(differences("request_schema", &(op.request_schema)(), &want["request_schema"]));
+        lines.extend(differences(
+            "response_schema",
+            &(op.response_schema)(),
+            &want["response_schema"],
+        ));
+        if !lines.is_empty() {
+            let label = format!("{name} ({} => {})", op.request_type, op.response_type);
+            mismatches.insert(label, lines);
+        }
+    }
+    assert_no_mismatches("functions", &mismatches);
+}
+
+#[test]
+fn trigger_schemas_match_reference() {
+    let reference = reference();
+    let empty = Value::Object(serde_json::Map::new());
+    let mut mismatches = BTreeMap::new();
+    for (name, want) in reference_entries(&reference, "triggers") {
+        let Some(trigger) = TRIGGER_TYPES.iter().find(|t| t.id == name) else {
+            mismatches.insert(name.to_string(), vec!["missing from the catalog".to_string()]);
+            continue;
+        };
+        let description = Value::String(trigger.description.to_string());
+        let mut lines = differences("description", &description, &want["description"]);
+        lines.extend(differences("metadata", &empty, &want["metadata"]));
+        lines.extend(differences("return_schema", &empty, &want["return_schema"]));
+        lines.extend(differences(
+            "invocation_schema",
+            &(trigger.config_schema)(),
+            &want["invocation_schema"],
+        ));
+        if !lines.is_empty() {
+            mismatches.insert(format!("{name} ({})", trigger.config_type), lines);
+        }
+    }
+    assert_no_mismatches("triggers", &mismatches);
+}

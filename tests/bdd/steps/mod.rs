@@ -1,0 +1,7 @@
+//! Step definitions, one module per concern: setup, calls, responses, events and bindings.
+
+mod bindings;
+mod calls;
+mod events;
+mod response;
+mod setup;
