@@ -1,0 +1,120 @@
+//! Unit tests pinning the crate-level invariants that are not BDD scenarios (8, 9, 10).
+
+use alloc::string::ToString;
+use alloc::vec;
+use serde_json::json;
+
+use crate::catalog;
+use crate::error::{ErrorCode, SessionError, StoreError};
+use crate::record::{Record, SessionState};
+use crate::store::{Applied, ChangeSet, Store};
+use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+use crate::{Env, Limits, ManualClock, MemStore, SeqIds};
+
+/// A store whose every write fails, to check that no event escapes a failed write.
+struct FailingStore(MemStore);
+
+impl Store for FailingStore {
+    fn get_meta(&self, sid: &str) -> Result<Option<SessionMeta>, StoreError> {
+        self.0.get_meta(sid)
+    }
+    fn list_metas(&self) -> Result<alloc::vec::Vec<SessionMeta>, StoreError> {
+        self.0.list_metas()
+    }
+    fn get_entry(&self, sid: &str, eid: &str) -> Result<Option<SessionEntry>, StoreError> {
+        self.0.get_entry(sid, eid)
+    }
+    fn list_entries(&self, sid: &str) -> Result<alloc::vec::Vec<SessionEntry>, StoreError> {
+        self.0.list_entries(sid)
+    }
+    fn get_active_leaf(&self, sid: &str) -> Result<Option<alloc::string::String>, StoreError> {
+        self.0.get_active_leaf(sid)
+    }
+    fn get_attachment(
+        &self,
+        sid: &str,
+        aid: &str,
+    ) -> Result<Option<(AttachmentMeta, alloc::vec::Vec<u8>)>, StoreError> {
+        self.0.get_attachment(sid, aid)
+    }
+    fn list_attachments(&self, sid: &str) -> Result<alloc::vec::Vec<AttachmentMeta>, StoreError> {
+        self.0.list_attachments(sid)
+    }
+    fn apply(&self, _changes: &ChangeSet) -> Result<Applied, StoreError> {
+        Err(StoreError::new("disk full"))
+    }
+}
+
+#[test]
+fn events_need_a_landed_write() {
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let store = FailingStore(MemStore::new());
+    let result = catalog::dispatch(&store, &env, "session::create", json!({}))
+        .expect("create is in the catalog");
+    let error = result.expect_err("a failed write must fail the call");
+    assert_eq!(error.code, ErrorCode::Storage);
+    assert_eq!(store.list_metas().map(|m| m.len()), Ok(0));
+}
+
+#[test]
+fn messages_start_with_code() {
+    for code in ErrorCode::ALL {
+        let message = SessionError::new(code, "details").to_string();
+        assert!(message.starts_with(&alloc::format!("{}: ", code.as_str())), "{message}");
+        assert!(code.as_str().starts_with("session/"));
+        assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+    }
+}
+
+#[test]
+fn snapshot_replays_to_same_state() {
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let store = MemStore::new();
+    let call = |id: &str, payload| {
+        catalog::dispatch(&store, &env, id, payload).expect("known").expect("call succeeds")
+    };
+    call("session::ensure", json!({"session_id": "s"}));
+    let text = |t: &str| json!({"role": "user", "content": [{"type": "text", "text": t}], "timestamp": 1});
+    call("session::append", json!({"session_id": "s", "message": text("a")}));
+    call("session::append", json!({"session_id": "s", "message": text("b")}));
+    call("session::append-many", json!({"session_id": "s", "messages": [text("c"), text("d")]}));
+    call("session::update-message", json!({"session_id": "s", "entry_id": "e_001", "content": []}));
+    call("session::set-active-leaf", json!({"session_id": "s", "entry_id": "e_002"}));
+    let state = store.session_state("s");
+    let mut replayed = SessionState::default();
+    for record in state.snapshot_records() {
+        replayed.apply(&record);
+    }
+    assert_eq!(replayed.meta, state.meta);
+    assert_eq!(replayed.entries, state.entries);
+    assert_eq!(replayed.leaf, state.leaf);
+    assert_eq!(replayed.committed, state.committed);
+    assert_eq!(state.committed.len(), 4, "every append and append-many entry is committed");
+}
+
+#[test]
+fn legacy_three_line_append_commits_on_meta() {
+    let meta: SessionMeta = serde_json::from_value(json!({
+        "session_id": "s", "title": "", "description": "", "status": "idle",
+        "created_at": 1, "updated_at": 1, "message_count": 0
+    }))
+    .expect("meta");
+    let entry: SessionEntry = serde_json::from_value(json!({
+        "kind": "custom", "id": "e1", "parent_id": null, "timestamp": 1, "custom_type": "x"
+    }))
+    .expect("entry");
+    let mut state = SessionState::default();
+    for record in vec![
+        Record::Meta { meta: meta.clone() },
+        Record::Entry { entry },
+        Record::Leaf { entry_id: Some("e1".into()) },
+    ] {
+        state.apply(&record);
+    }
+    assert!(state.committed.is_empty(), "half-written legacy append is not committed");
+    state.apply(&Record::Meta { meta });
+    assert!(state.committed.contains("e1"), "the meta line completes the legacy append");
+    assert_eq!(SessionMeta::clone(state.meta.as_ref().expect("meta")).kind, Default::default());
+}
