@@ -3,5 +3,6 @@
 mod bindings;
 mod calls;
 mod events;
+mod extra_entries;
 mod response;
 mod setup;
