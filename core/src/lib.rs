@@ -40,11 +40,14 @@ extern crate alloc;
 
 pub mod blocks;
 pub mod catalog;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod cursor;
 pub mod env;
 pub mod error;
 pub mod events;
 pub mod filter;
+pub mod jsonl;
 pub mod mem_store;
 pub mod ops;
 pub mod path;

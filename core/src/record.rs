@@ -11,6 +11,8 @@ use crate::error::StoreError;
 use crate::wire::{SessionEntry, SessionMeta};
 
 /// One line of a session's JSONL log.
+// Records are short-lived (parsed, applied, dropped); boxing the metas would only add allocations.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record {
