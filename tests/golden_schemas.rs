@@ -53,7 +53,13 @@ fn token(key: &str) -> String {
 }
 
 /// Records every path where `ours` and `want` differ, as `path: ours=… reference=…` lines.
-fn diff(path: &str, key: Option<&str>, ours: Option<&Value>, want: Option<&Value>, out: &mut Vec<String>) {
+fn diff(
+    path: &str,
+    key: Option<&str>,
+    ours: Option<&Value>,
+    want: Option<&Value>,
+    out: &mut Vec<String>,
+) {
     match (ours, want) {
         (Some(Value::Object(a)), Some(Value::Object(b))) => {
             let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
@@ -62,7 +68,9 @@ fn diff(path: &str, key: Option<&str>, ours: Option<&Value>, want: Option<&Value
                 diff(&sub, Some(k), a.get(k), b.get(k), out);
             }
         }
-        (Some(Value::Array(a)), Some(Value::Array(b))) if key.is_some_and(|k| SET_KEYS.contains(&k)) => {
+        (Some(Value::Array(a)), Some(Value::Array(b)))
+            if key.is_some_and(|k| SET_KEYS.contains(&k)) =>
+        {
             let set = |items: &[Value]| items.iter().map(Value::to_string).collect::<BTreeSet<_>>();
             let (sa, sb) = (set(a), set(b));
             let extra: Vec<_> = sa.difference(&sb).collect();
@@ -101,7 +109,8 @@ fn assert_no_mismatches(what: &str, mismatches: &BTreeMap<String, Vec<String>>) 
         return;
     }
     let count: usize = mismatches.values().map(Vec::len).sum();
-    let mut report = format!("{count} mismatch(es) in {} {what} against the reference:\n", mismatches.len());
+    let mut report =
+        format!("{count} mismatch(es) in {} {what} against the reference:\n", mismatches.len());
     for (name, lines) in mismatches {
         let _ = writeln!(report, "\n== {name}");
         for line in lines {
@@ -120,7 +129,8 @@ fn catalog_is_complete() {
         ("triggers", TRIGGER_TYPES.iter().map(|t| t.id).collect::<Vec<_>>(), 7),
     ];
     for (section, ours, expected) in sections {
-        let theirs: BTreeSet<&str> = reference_entries(&reference, section).keys().copied().collect();
+        let theirs: BTreeSet<&str> =
+            reference_entries(&reference, section).keys().copied().collect();
         let ours_set: BTreeSet<&str> = ours.iter().copied().collect();
         if ours_set.len() != ours.len() {
             problems.push(format!("{section}: the catalog lists an id twice: {ours:?}"));
@@ -155,7 +165,11 @@ fn function_schemas_match_reference() {
         let description = Value::String(op.description.to_string());
         let mut lines = differences("description", &description, &want["description"]);
         lines.extend(differences("metadata", &op.kind.flags().to_json(), &want["metadata"]));
-        lines.extend(differences("request_schema", &(op.request_schema)(), &want["request_schema"]));
+        lines.extend(differences(
+            "request_schema",
+            &(op.request_schema)(),
+            &want["request_schema"],
+        ));
         lines.extend(differences(
             "response_schema",
             &(op.response_schema)(),
@@ -193,4 +207,17 @@ fn trigger_schemas_match_reference() {
         }
     }
     assert_no_mismatches("triggers", &mismatches);
+}
+
+#[test]
+fn differ_ignores_set_order_and_number_form_but_reports_paths() {
+    let ours = serde_json::json!({"required": ["a", "b"], "minimum": 0.0, "p": {"x/y": [1, 2]}});
+    let same = serde_json::json!({"minimum": 0, "required": ["b", "a"], "p": {"x/y": [1, 2]}});
+    assert!(differences("", &ours, &same).is_empty());
+    let other = serde_json::json!({"required": ["a", "c"], "minimum": 0, "p": {"x/y": [2]}});
+    let lines = differences("s", &ours, &other);
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    assert!(lines[0].starts_with("s/p/x~1y/0: ours=1 reference=2"), "{lines:#?}");
+    assert!(lines[1].starts_with("s/p/x~1y/1: ours=2 reference=<absent>"), "{lines:#?}");
+    assert!(lines[2].contains("only ours=[\"\\\"b\\\"\"]"), "{lines:#?}");
 }

@@ -1,7 +1,7 @@
 //! Binding configs of the seven trigger types (contract §3.3): what a subscriber may filter on.
 
-use alloc::vec::Vec;
 use alloc::string::String;
+use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::{Object, Role};

@@ -8,6 +8,9 @@ use super::{AgentMessage, CustomPayload, Object};
 
 /// The entry envelope giving each stored item identity, ordering and a parent link (used for
 /// forking), discriminated by `kind`.
+// Unboxed on purpose: `message` is the common variant and its fields are matched by value all over
+// the operations; boxing it would buy nothing but an allocation per entry.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -109,10 +112,9 @@ impl SessionEntry {
     /// The custom payload of a `kind:"custom"` entry, as a `CustomPayload`.
     pub fn custom_payload(&self) -> Option<CustomPayload> {
         match self {
-            SessionEntry::Custom { custom_type, data, .. } => Some(CustomPayload {
-                custom_type: custom_type.clone(),
-                data: data.clone(),
-            }),
+            SessionEntry::Custom { custom_type, data, .. } => {
+                Some(CustomPayload { custom_type: custom_type.clone(), data: data.clone() })
+            }
             SessionEntry::Message { .. } => None,
         }
     }

@@ -81,7 +81,12 @@ pub struct DeletedEvent {
 /// (`EmittableEvent` is the seed's name for what this crate calls [`crate::Emitted`].)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(description = "Wire form of an [`EmittableEvent`] for cross-instance propagation. `session_metadata` rides along so `metadata` filters keep working at every edge (the spec payloads do not carry it)."))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "Wire form of an [`EmittableEvent`] for cross-instance propagation. `session_metadata` rides along so `metadata` filters keep working at every edge (the spec payloads do not carry it)."
+    )
+)]
 pub struct EventEnvelope {
     /// One of the six public trigger type ids.
     pub trigger_type: String,
