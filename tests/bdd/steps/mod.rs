@@ -3,6 +3,7 @@
 mod bindings;
 mod calls;
 mod events;
+mod extra_lifecycle;
 mod extra_entries;
 mod response;
 mod setup;
