@@ -241,7 +241,7 @@ catalog! {
     "session::store::get-meta", StoreProtocol, proto::SessionIdRequest => Option<SessionMeta>,
         "Internal store protocol: read one SessionMeta (null when unknown).",
         |s, e, r| sp::get_meta(s, r).map(Outcome::silent);
-    "session::store::list-attachments", StoreProtocol, proto::SessionIdRequest => ListAttachmentsResponse,
+    "session::store::list-attachments", StoreProtocol, proto::SessionIdRequest => proto::ListAttachmentsResponse,
         "Internal store protocol: list every attachment's metadata of a session.",
         |s, e, r| sp::list_attachments(s, r).map(Outcome::silent);
     "session::store::list-entries", StoreProtocol, proto::SessionIdRequest => proto::ListEntriesResponse,

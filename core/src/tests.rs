@@ -1,7 +1,6 @@
 //! Unit tests pinning the crate-level invariants that are not BDD scenarios (8, 9, 10).
 
 use alloc::string::ToString;
-use alloc::vec;
 use serde_json::json;
 
 use crate::catalog;
@@ -106,7 +105,7 @@ fn legacy_three_line_append_commits_on_meta() {
     }))
     .expect("entry");
     let mut state = SessionState::default();
-    for record in vec![
+    for record in [
         Record::Meta { meta: meta.clone() },
         Record::Entry { entry },
         Record::Leaf { entry_id: Some("e1".into()) },

@@ -11,7 +11,7 @@ use crate::error::{Result, SessionError};
 use crate::events::Emitted;
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::api_store::*;
-use crate::wire::{ListAttachmentsResponse, SessionEntry, SessionMeta};
+use crate::wire::{SessionEntry, SessionMeta};
 
 fn apply_one(store: &dyn Store, session_id: &str, write: Write) -> Result<OkResponse> {
     store.apply(&ChangeSet::new(session_id).with(write))?;
