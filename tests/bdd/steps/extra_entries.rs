@@ -1,6 +1,7 @@
 //! Extra steps for the entry functions: following a `next_cursor`, checking which tail items are
 //! elided placeholders, and walking `messages-tail` back page by page.
 
+use cucumber::gherkin::Step;
 use cucumber::{then, when};
 use serde_json::{json, Value};
 
@@ -20,6 +21,17 @@ fn call_with_next_cursor(w: &mut SessionWorld, function: String, payload: String
     let mut payload = json::parse(&payload);
     payload["cursor"] = json!(cursor);
     w.call(&function, payload);
+}
+
+/// `Then the response field "entry.message" is:` + docstring: exact JSON of one field.
+#[then(regex = r#"^the response field "([^"]*)" is:$"#)]
+fn field_is_doc(w: &mut SessionWorld, path: String, step: &Step) {
+    let expected = json::parse(step.docstring.as_deref().expect("docstring"));
+    let actual = json::at(w.response(), &path)
+        .unwrap_or_else(|| panic!("field {path} is absent in {}", w.response()));
+    let mut diffs = Vec::new();
+    json::exact_diff(&expected, actual, "", &mut diffs);
+    assert!(diffs.is_empty(), "{path} differs:\n  {}\nactual: {actual}", diffs.join("\n  "));
 }
 
 /// `Then the elided items at "messages" are "e_a1, e_r1"`: exactly these items carry
