@@ -53,6 +53,11 @@ impl SessionState {
         self.meta.is_none() && self.entries.is_empty() && self.leaf.is_none()
     }
 
+    /// True while a legacy `leaf` record waits for the `meta` that completes it (contract §5.4).
+    pub fn pending_legacy_append(&self) -> bool {
+        self.pending_legacy_append
+    }
+
     /// Applies one record with the replay rules of contract §5.4.
     pub fn apply(&mut self, record: &Record) {
         match record {

@@ -1,3 +1,8 @@
 //! session-manager host: wires session-core to the iii engine, tokio and the fs / bridge stores.
 //!
-//! Skeleton: the worker, the fs store and the bridge land in their own issues.
+//! Today: the durable fs store ([`fs::FsStore`]). The worker and the bridge land in their own
+//! issues.
+
+pub mod fs;
+
+pub use fs::{FsConfig, FsStore, SyncMode};

@@ -1,0 +1,165 @@
+//! Attachment files of the fs store (contract §5.5): `attachments/<dir(sid)>/<enc(aid)>.bin` and
+//! `.json`, each written via `<path>.tmp` + rename, plus the trash that makes a session delete
+//! all-or-nothing across the log and the attachment folder.
+//!
+//! Deleting a session renames its folder into `attachments/%trash/` *before* the log file is
+//! removed (the commit point) and removes the trash after. On open, a trashed folder whose session
+//! log still exists is an interrupted delete and is moved back; otherwise it is removed.
+//! `%trash` is not a name `enc` can produce (`%t` is no hex escape), so it never shadows a session.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use session_core::jsonl::{attachment_dir_name, attachment_dir_session, enc};
+use session_core::wire::AttachmentMeta;
+use session_core::StoreError;
+
+use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
+
+const TRASH: &str = "%trash";
+
+#[derive(Debug)]
+pub(crate) struct Attachments {
+    root: PathBuf,
+}
+
+impl Attachments {
+    pub(crate) fn new(data_dir: &Path) -> Self {
+        Attachments { root: data_dir.join("attachments") }
+    }
+
+    fn dir(&self, sid: &str) -> PathBuf {
+        self.root.join(attachment_dir_name(sid))
+    }
+
+    fn paths(&self, sid: &str, aid: &str) -> (PathBuf, PathBuf) {
+        let dir = self.dir(sid);
+        let stem = enc(aid);
+        (dir.join(format!("{stem}.bin")), dir.join(format!("{stem}.json")))
+    }
+
+    pub(crate) fn put(&self, meta: &AttachmentMeta, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
+        let dir = self.dir(&meta.session_id);
+        fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, &e))?;
+        let (bin, json) = self.paths(&meta.session_id, &meta.attachment_id);
+        let meta_bytes = serde_json::to_vec(meta)
+            .map_err(|e| StoreError::new(format!("fs store: encode attachment meta: {e}")))?;
+        write_atomic(&bin, &tmp_of(&bin), bytes, sync)?;
+        write_atomic(&json, &tmp_of(&json), &meta_bytes, sync)?;
+        if sync {
+            sync_dir(&dir)?;
+            sync_dir(&self.root)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn get_meta(&self, sid: &str, aid: &str) -> Result<Option<AttachmentMeta>, StoreError> {
+        let (_, json) = self.paths(sid, aid);
+        match fs::read(&json) {
+            Ok(bytes) => parse_meta(&json, &bytes).map(Some),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err("read", &json, &e)),
+        }
+    }
+
+    pub(crate) fn get(&self, sid: &str, aid: &str) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
+        let Some(meta) = self.get_meta(sid, aid)? else { return Ok(None) };
+        let (bin, _) = self.paths(sid, aid);
+        let bytes = fs::read(&bin).map_err(|e| io_err("read", &bin, &e))?;
+        Ok(Some((meta, bytes)))
+    }
+
+    pub(crate) fn list(&self, sid: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
+        let dir = self.dir(sid);
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err("list", &dir, &e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(|e| io_err("list", &dir, &e))?.path();
+            if path.extension().is_some_and(|x| x == "json") {
+                let bytes = fs::read(&path).map_err(|e| io_err("read", &path, &e))?;
+                out.push(parse_meta(&path, &bytes)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes one attachment (`.json` first, then `.bin`); whether the `.json` existed.
+    pub(crate) fn delete(&self, sid: &str, aid: &str) -> Result<bool, StoreError> {
+        let (bin, json) = self.paths(sid, aid);
+        let existed = remove_file_if_exists(&json)?;
+        remove_file_if_exists(&bin)?;
+        Ok(existed)
+    }
+
+    pub(crate) fn delete_all(&self, sid: &str) -> Result<(), StoreError> {
+        remove_dir_if_exists(&self.dir(sid))
+    }
+
+    /// Moves the session's folder into the trash; `None` when it has none.
+    pub(crate) fn trash(&self, sid: &str, sync: bool) -> Result<Option<PathBuf>, StoreError> {
+        let dir = self.dir(sid);
+        if !dir.exists() {
+            return Ok(None);
+        }
+        let trash_root = self.root.join(TRASH);
+        fs::create_dir_all(&trash_root).map_err(|e| io_err("create", &trash_root, &e))?;
+        let target = trash_root.join(attachment_dir_name(sid));
+        remove_dir_if_exists(&target)?;
+        fs::rename(&dir, &target).map_err(|e| io_err("rename", &dir, &e))?;
+        if sync {
+            sync_dir(&self.root)?;
+            sync_dir(&trash_root)?;
+        }
+        Ok(Some(target))
+    }
+
+    /// Finishes or rolls back deletes a crash interrupted (see the module doc).
+    pub(crate) fn recover(&self, data_dir: &Path) -> Result<(), StoreError> {
+        let trash_root = self.root.join(TRASH);
+        let entries = match fs::read_dir(&trash_root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io_err("list", &trash_root, &e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| io_err("list", &trash_root, &e))?;
+            let name = entry.file_name();
+            let trashed = entry.path();
+            let log_exists = name
+                .to_str()
+                .and_then(attachment_dir_session)
+                .is_some_and(|sid| data_dir.join(format!("{}.jsonl", enc(&sid))).exists());
+            let home = self.root.join(&name);
+            if log_exists && !home.exists() {
+                fs::rename(&trashed, &home).map_err(|e| io_err("restore", &trashed, &e))?;
+            } else {
+                remove_dir_if_exists(&trashed)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn remove_dir_if_exists(dir: &Path) -> Result<(), StoreError> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_err("remove", dir, &e)),
+    }
+}
+
+fn tmp_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".tmp");
+    PathBuf::from(name)
+}
+
+fn parse_meta(path: &Path, bytes: &[u8]) -> Result<AttachmentMeta, StoreError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::new(format!("fs store: malformed attachment meta {}: {e}", path.display())))
+}

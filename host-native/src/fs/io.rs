@@ -1,0 +1,71 @@
+//! Small file-system helpers of the fs store: error text, atomic tmp + rename writes, directory
+//! fsync and the file stamps the catalog validates against.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+use session_core::StoreError;
+
+/// A storage error naming the action and the path.
+pub(crate) fn io_err(action: &str, path: &Path, e: &io::Error) -> StoreError {
+    StoreError::new(format!("fs store: {action} {}: {e}", path.display()))
+}
+
+/// Writes `bytes` to `tmp`, optionally fsyncs it, then renames it over `path`. The directory entry
+/// is made durable by the caller ([`sync_dir`]) when it needs to be.
+pub(crate) fn write_atomic(path: &Path, tmp: &Path, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
+    let result = (|| -> io::Result<()> {
+        let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(tmp)?;
+        file.write_all(bytes)?;
+        if sync {
+            file.sync_data()?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(tmp);
+        return Err(io_err("write", tmp, &e));
+    }
+    fs::rename(tmp, path).map_err(|e| {
+        let _ = fs::remove_file(tmp);
+        io_err("rename", tmp, &e)
+    })
+}
+
+/// Fsyncs a directory so creations, renames and removals inside it survive a power loss.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io_err("sync directory", dir, &e))
+}
+
+/// Removes a file; a missing file is fine. Returns whether it existed.
+pub(crate) fn remove_file_if_exists(path: &Path) -> Result<bool, StoreError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_err("remove", path, &e)),
+    }
+}
+
+/// Identity of a file's content as far as the catalog cares: length, mtime (ns) and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Stamp {
+    pub len: u64,
+    pub mtime_ns: i128,
+    pub ino: u64,
+}
+
+impl Stamp {
+    pub(crate) fn of(meta: &fs::Metadata) -> Stamp {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(meta);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Stamp { len: meta.len(), mtime_ns, ino }
+    }
+}

@@ -1,0 +1,344 @@
+//! `FsStore`: the durable fs adapter (contract §5.2–§5.5, issue 3) implementing
+//! [`session_core::Store`]. One `<enc(id)>.jsonl` log per session under `data_dir`; record and
+//! replay semantics are session-core's ([`session_core::jsonl`], `SessionState::apply`); this
+//! module owns only files, locks, flushing, caching and the catalog.
+//!
+//! * **Crash atomicity (D8):** a change set is one line — its plain record, or a `group` line when
+//!   it produces several records (see [`session_core::jsonl`] for the format and why) — or one
+//!   tmp + rename rewrite. Attachment writes are ordered around that commit point: puts before it
+//!   (a crash leaves only unreachable files), single deletes after it, and a session delete
+//!   trashes the folder first and rolls it back on open if the log never went away
+//!   ([`attachments`]).
+//! * **Durability:** [`SyncMode`]; the default `group` flushes before answering, sharing flushes
+//!   between concurrent writers.
+//! * **Concurrency:** one [`session::Slot`] (mutex + cached state) per session in a sharded map:
+//!   readers and writers of different sessions never wait for each other.
+//! * **Memory:** sessions load on first touch; an LRU pass evicts idle sessions past the budget.
+//! * **Listing:** [`catalog`]; **compaction:** when a file exceeds twice its live snapshot.
+
+mod attachments;
+mod catalog;
+mod io;
+mod session;
+mod sync;
+
+use std::collections::HashMap;
+use std::fs;
+use std::hash::{BuildHasher, RandomState};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use session_core::store::{plan_session_writes, LogChange};
+use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+use session_core::{Applied, ChangeSet, Store, StoreError, Write};
+
+use attachments::Attachments;
+use catalog::Catalog;
+use io::io_err;
+use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
+use sync::GroupSync;
+
+pub use catalog::CATALOG_FILE;
+pub use sync::SyncMode;
+
+const SHARDS: usize = 16;
+
+/// Configuration of an [`FsStore`].
+#[derive(Debug, Clone)]
+pub struct FsConfig {
+    pub data_dir: PathBuf,
+    pub sync: SyncMode,
+    /// Cache budget in bytes of session files held replayed in memory.
+    pub cache_bytes: usize,
+    /// At most this many sessions held replayed (each also holds an open file).
+    pub max_cached_sessions: usize,
+    /// Files smaller than this are never compacted.
+    pub compact_min_bytes: u64,
+}
+
+impl FsConfig {
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        FsConfig {
+            data_dir: data_dir.into(),
+            sync: SyncMode::default(),
+            cache_bytes: 32 << 20,
+            max_cached_sessions: 1024,
+            compact_min_bytes: COMPACT_MIN_BYTES,
+        }
+    }
+
+    pub fn sync(mut self, sync: SyncMode) -> Self {
+        self.sync = sync;
+        self
+    }
+}
+
+/// The durable fs store. `Send + Sync`; every method takes `&self`.
+#[derive(Debug)]
+pub struct FsStore {
+    cfg: FsConfig,
+    shards: Vec<RwLock<HashMap<String, Arc<Slot>>>>,
+    hasher: RandomState,
+    catalog: Catalog,
+    attachments: Attachments,
+    group: GroupSync,
+    tick: AtomicU64,
+    evicting: Mutex<()>,
+}
+
+impl FsStore {
+    /// Opens (creating if needed) `cfg.data_dir`. Replays nothing: sessions load on first touch.
+    pub fn open(cfg: FsConfig) -> Result<Self, StoreError> {
+        fs::create_dir_all(&cfg.data_dir).map_err(|e| io_err("create", &cfg.data_dir, &e))?;
+        let attachments = Attachments::new(&cfg.data_dir);
+        attachments.recover(&cfg.data_dir)?;
+        Ok(FsStore {
+            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            hasher: RandomState::new(),
+            catalog: Catalog::default(),
+            attachments,
+            group: GroupSync::default(),
+            tick: AtomicU64::new(0),
+            evicting: Mutex::new(()),
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &FsConfig {
+        &self.cfg
+    }
+
+    /// Writes the catalog now (it is also written on drop).
+    pub fn flush_catalog(&self) -> Result<(), StoreError> {
+        self.catalog.save(&self.cfg.data_dir)
+    }
+
+    /// Number of sessions currently held replayed in memory.
+    pub fn cached_sessions(&self) -> usize {
+        self.all_slots().iter().filter(|s| lock(&s.inner).is_some()).count()
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            data_dir: &self.cfg.data_dir,
+            sync: self.cfg.sync,
+            group: &self.group,
+            compact_min: self.cfg.compact_min_bytes,
+        }
+    }
+
+    fn slot(&self, sid: &str) -> Arc<Slot> {
+        let shard = &self.shards[(self.hasher.hash_one(sid) as usize) % SHARDS];
+        if let Some(slot) = shard.read().unwrap_or_else(|p| p.into_inner()).get(sid) {
+            return Arc::clone(slot);
+        }
+        let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(map.entry(sid.to_string()).or_default())
+    }
+
+    fn all_slots(&self) -> Vec<Arc<Slot>> {
+        let mut out = Vec::new();
+        for shard in &self.shards {
+            out.extend(shard.read().unwrap_or_else(|p| p.into_inner()).values().cloned());
+        }
+        out
+    }
+
+    /// Runs `f` on the session's loaded state, loading it first if needed.
+    fn with_loaded<R>(
+        &self,
+        sid: &str,
+        f: impl FnOnce(&mut Option<Loaded>) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let slot = self.slot(sid);
+        let mut loaded_now = false;
+        let result = {
+            let mut guard = lock(&slot.inner);
+            if guard.is_none() {
+                *guard = Some(Loaded::load(&self.ctx(), sid)?);
+                loaded_now = true;
+            }
+            slot.last_used.store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+            f(&mut guard)
+        };
+        if loaded_now {
+            self.evict_if_needed();
+        }
+        result
+    }
+
+    fn read<R>(&self, sid: &str, f: impl FnOnce(&Loaded) -> R) -> Result<R, StoreError> {
+        self.with_loaded(sid, |slot| {
+            slot.as_ref().map(f).ok_or_else(|| StoreError::new("fs store: session not loaded"))
+        })
+    }
+
+    /// Drops the least recently used sessions until the cache is under 3/4 of its budget.
+    fn evict_if_needed(&self) {
+        let Ok(_only_one) = self.evicting.try_lock() else { return };
+        let mut loaded: Vec<(u64, usize, Arc<Slot>)> = Vec::new();
+        for slot in self.all_slots() {
+            let cost = match slot.inner.try_lock() {
+                Ok(guard) => guard.as_ref().map(Loaded::cost),
+                Err(_) => None,
+            };
+            if let Some(cost) = cost {
+                loaded.push((slot.last_used.load(Ordering::Relaxed), cost, slot));
+            }
+        }
+        let (mut bytes, mut count) = (loaded.iter().map(|l| l.1).sum::<usize>(), loaded.len());
+        if bytes <= self.cfg.cache_bytes && count <= self.cfg.max_cached_sessions {
+            return;
+        }
+        loaded.sort_by_key(|l| l.0);
+        let (byte_goal, count_goal) = (self.cfg.cache_bytes / 4 * 3, self.cfg.max_cached_sessions / 4 * 3);
+        for (_, cost, slot) in loaded {
+            if bytes <= byte_goal && count <= count_goal {
+                break;
+            }
+            if let Ok(mut guard) = slot.inner.try_lock() {
+                if guard.take().is_some() {
+                    bytes -= cost;
+                    count -= 1;
+                }
+            }
+        }
+    }
+
+    fn apply_locked(&self, slot: &mut Option<Loaded>, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        let sid = changes.session_id.as_str();
+        let ctx = self.ctx();
+        let durable = ctx.sync != SyncMode::Never;
+        let loaded = slot.as_mut().ok_or_else(|| StoreError::new("fs store: session not loaded"))?;
+        let (next, log, commit) = plan_session_writes(&loaded.state, &changes.writes)?;
+        let writes = &changes.writes;
+        let has_attachment_deletes = writes
+            .iter()
+            .any(|w| matches!(w, Write::DeleteAttachment(_) | Write::DeleteAttachments));
+        let delete_all = writes.iter().any(|w| matches!(w, Write::DeleteAttachments));
+
+        // Before the commit point: puts (when nothing is deleted) and the trash of a session delete.
+        let trashed = if delete_all && next.is_empty() && log == LogChange::Rewrite {
+            self.attachments.trash(sid, durable)?
+        } else {
+            None
+        };
+        if !has_attachment_deletes {
+            for write in writes {
+                if let Write::PutAttachment { meta, bytes } = write {
+                    self.attachments.put(meta, bytes, durable)?;
+                }
+            }
+        }
+
+        // The commit point.
+        let result = match &log {
+            LogChange::None => {
+                loaded.state = next;
+                Ok(())
+            }
+            LogChange::Append(records) => loaded.append(&ctx, sid, records, next),
+            LogChange::Rewrite => loaded.rewrite(&ctx, sid, next),
+        };
+        if let Err(e) = result {
+            *slot = None;
+            if let Some(trash) = trashed {
+                let _ = fs::rename(&trash, self.cfg.data_dir.join("attachments").join(
+                    session_core::jsonl::attachment_dir_name(sid),
+                ));
+            }
+            return Err(e);
+        }
+        if log != LogChange::None {
+            self.catalog.on_write(sid, loaded.state.meta.as_ref());
+            if let Err(e) = loaded.maybe_compact(&ctx, sid) {
+                eprintln!("session-manager: fs store: compaction of {sid:?} failed: {e}");
+                *slot = None;
+            }
+        }
+
+        // After the commit point: attachment deletes (and the puts of a change set that has some).
+        let mut applied = Applied { commit, attachments_deleted: Vec::new() };
+        if let Some(trash) = trashed {
+            attachments::remove_dir_if_exists(&trash)?;
+        }
+        if has_attachment_deletes {
+            for write in writes {
+                match write {
+                    Write::PutAttachment { meta, bytes } => self.attachments.put(meta, bytes, durable)?,
+                    Write::DeleteAttachment(aid) => {
+                        applied.attachments_deleted.push(self.attachments.delete(sid, aid)?);
+                    }
+                    Write::DeleteAttachments => self.attachments.delete_all(sid)?,
+                    _ => {}
+                }
+            }
+        }
+        Ok(applied)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Drop for FsStore {
+    fn drop(&mut self) {
+        if let Err(e) = self.catalog.save(&self.cfg.data_dir) {
+            eprintln!("session-manager: fs store: could not save the catalog: {e}");
+        }
+    }
+}
+
+impl Store for FsStore {
+    fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
+        self.read(session_id, |l| l.state.meta.clone())
+    }
+
+    fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        self.catalog.list(&self.cfg.data_dir)
+    }
+
+    fn get_entry(&self, session_id: &str, entry_id: &str) -> Result<Option<SessionEntry>, StoreError> {
+        self.read(session_id, |l| l.state.entries.get(entry_id).cloned())
+    }
+
+    fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
+        self.read(session_id, |l| l.state.entries.values().cloned().collect())
+    }
+
+    fn get_active_leaf(&self, session_id: &str) -> Result<Option<String>, StoreError> {
+        self.read(session_id, |l| l.state.leaf.clone())
+    }
+
+    fn get_attachment(
+        &self,
+        session_id: &str,
+        attachment_id: &str,
+    ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
+        let slot = self.slot(session_id);
+        let _guard = lock(&slot.inner);
+        self.attachments.get(session_id, attachment_id)
+    }
+
+    fn get_attachment_meta(
+        &self,
+        session_id: &str,
+        attachment_id: &str,
+    ) -> Result<Option<AttachmentMeta>, StoreError> {
+        let slot = self.slot(session_id);
+        let _guard = lock(&slot.inner);
+        self.attachments.get_meta(session_id, attachment_id)
+    }
+
+    fn list_attachments(&self, session_id: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
+        let slot = self.slot(session_id);
+        let _guard = lock(&slot.inner);
+        self.attachments.list(session_id)
+    }
+
+    fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        self.with_loaded(&changes.session_id, |slot| self.apply_locked(slot, changes))
+    }
+}

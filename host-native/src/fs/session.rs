@@ -1,0 +1,203 @@
+//! One session's log file and its cached state: lazy load by replay, append with tail repair,
+//! snapshot rewrite (tmp + rename) and compaction. Disk first, cache second: every function here
+//! changes the cache only after the disk write (and its flush) succeeded, and on a failed write
+//! the cache is dropped so the next touch replays what the disk really holds.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use session_core::jsonl::{self, enc, TailRepair};
+use session_core::record::{Record, SessionState};
+use session_core::StoreError;
+
+use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
+use super::sync::{GroupSync, SyncMode};
+
+/// Below this size a file is never compacted.
+pub(crate) const COMPACT_MIN_BYTES: u64 = 16 * 1024;
+
+/// A session's lock, cached state and LRU tick. Slots are never removed from the store's map, so
+/// two threads never hold different locks for one session.
+#[derive(Debug, Default)]
+pub(crate) struct Slot {
+    pub(crate) inner: Mutex<Option<Loaded>>,
+    pub(crate) last_used: AtomicU64,
+}
+
+/// A loaded session: the replayed state and what is known about its file.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub(crate) state: SessionState,
+    file: Option<Arc<File>>,
+    on_disk: bool,
+    len: u64,
+    repair: TailRepair,
+    compact_at: u64,
+}
+
+/// Where a session lives and how its writes are flushed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub(crate) data_dir: &'a Path,
+    pub(crate) sync: SyncMode,
+    pub(crate) group: &'a GroupSync,
+    pub(crate) compact_min: u64,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn log_path(&self, sid: &str) -> PathBuf {
+        self.data_dir.join(format!("{}.jsonl", enc(sid)))
+    }
+
+    fn flush(&self, file: &Arc<File>, path: &Path) -> Result<(), StoreError> {
+        match self.sync {
+            SyncMode::Always => file.sync_data().map_err(|e| io_err("flush", path, &e)),
+            SyncMode::Group => self.group.sync(file),
+            SyncMode::Never => Ok(()),
+        }
+    }
+}
+
+impl Loaded {
+    /// Replays the session's file (a missing file is an empty session).
+    pub(crate) fn load(ctx: &Ctx<'_>, sid: &str) -> Result<Loaded, StoreError> {
+        let path = ctx.log_path(sid);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_err("read", &path, &e)),
+        };
+        let bytes = bytes.as_deref();
+        let (state, stats) = jsonl::replay(bytes.unwrap_or_default());
+        if stats.skipped > 0 {
+            eprintln!(
+                "session-manager: fs store: {}: skipped {} of {} lines",
+                path.display(),
+                stats.skipped,
+                stats.lines
+            );
+        }
+        let len = bytes.map_or(0, |b| b.len() as u64);
+        Ok(Loaded {
+            state,
+            file: None,
+            on_disk: bytes.is_some(),
+            len,
+            repair: jsonl::tail_repair(bytes.unwrap_or_default()),
+            // The first append after a load checks whether the file needs compacting.
+            compact_at: len.max(ctx.compact_min),
+        })
+    }
+
+    /// Bytes this session is charged against the cache budget.
+    pub(crate) fn cost(&self) -> usize {
+        (self.len as usize).saturating_add(512)
+    }
+
+    fn open(&mut self, path: &Path) -> io::Result<Arc<File>> {
+        if let Some(file) = &self.file {
+            return Ok(Arc::clone(file));
+        }
+        let file = Arc::new(OpenOptions::new().read(true).append(true).create(true).open(path)?);
+        self.file = Some(Arc::clone(&file));
+        Ok(file)
+    }
+
+    /// Appends the records of one change set as one line (plain record or `group`), flushes, then
+    /// installs `next` as the cached state.
+    pub(crate) fn append(
+        &mut self,
+        ctx: &Ctx<'_>,
+        sid: &str,
+        records: &[Record],
+        next: SessionState,
+    ) -> Result<(), StoreError> {
+        let path = ctx.log_path(sid);
+        let file = self.open(&path).map_err(|e| io_err("open", &path, &e))?;
+        let created = !self.on_disk;
+        let mut line = Vec::new();
+        let mut base = self.len;
+        match self.repair {
+            TailRepair::None => {}
+            TailRepair::Newline => line.push(b'\n'),
+            TailRepair::Truncate(at) => {
+                file.set_len(at as u64).map_err(|e| io_err("repair tail of", &path, &e))?;
+                base = at as u64;
+                self.len = base;
+                self.repair = TailRepair::None;
+            }
+        }
+        line.extend_from_slice(&jsonl::encode_records(records));
+        let written = (&*file).write_all(&line).map_err(|e| io_err("append to", &path, &e));
+        let flushed = written.and_then(|()| {
+            if created && ctx.sync != SyncMode::Never {
+                sync_dir(ctx.data_dir)?;
+            }
+            ctx.flush(&file, &path)
+        });
+        if let Err(e) = flushed {
+            // Undo what may have reached the file; the next touch replays the disk either way.
+            let _ = file.set_len(base);
+            self.file = None;
+            return Err(e);
+        }
+        self.on_disk = true;
+        self.len = base + line.len() as u64;
+        self.repair = TailRepair::None;
+        self.state = next;
+        Ok(())
+    }
+
+    /// Rewrites the file from `next`'s snapshot (tmp + rename), or removes it when `next` is
+    /// empty; then installs `next`.
+    pub(crate) fn rewrite(&mut self, ctx: &Ctx<'_>, sid: &str, next: SessionState) -> Result<(), StoreError> {
+        let path = ctx.log_path(sid);
+        let durable = ctx.sync != SyncMode::Never;
+        self.file = None;
+        if next.is_empty() {
+            if remove_file_if_exists(&path)? && durable {
+                sync_dir(ctx.data_dir)?;
+            }
+            self.on_disk = false;
+            self.len = 0;
+        } else {
+            let bytes = jsonl::encode_snapshot(&next);
+            let mut tmp = path.clone().into_os_string();
+            tmp.push(".tmp");
+            write_atomic(&path, Path::new(&tmp), &bytes, durable)?;
+            if durable {
+                sync_dir(ctx.data_dir)?;
+            }
+            self.on_disk = true;
+            self.len = bytes.len() as u64;
+            self.compact_at = (2 * self.len).max(ctx.compact_min);
+        }
+        self.repair = TailRepair::None;
+        self.state = next;
+        Ok(())
+    }
+
+    /// Compacts the file when it grew past twice its live snapshot; keeps disk ≤ 2× live. The
+    /// snapshot is serialized only when the file doubled since the last check (amortized O(1)).
+    pub(crate) fn maybe_compact(&mut self, ctx: &Ctx<'_>, sid: &str) -> Result<(), StoreError> {
+        if self.len <= self.compact_at {
+            return Ok(());
+        }
+        let live = jsonl::encode_snapshot(&self.state).len() as u64;
+        if self.len > 2 * live {
+            let state = std::mem::take(&mut self.state);
+            let result = self.rewrite(ctx, sid, state.clone());
+            if result.is_err() {
+                // The rename did not happen (or its outcome is unknown): the old file is intact
+                // and still holds exactly `state`.
+                self.state = state;
+            }
+            return result;
+        }
+        self.compact_at = (2 * live).max(ctx.compact_min);
+        Ok(())
+    }
+}
