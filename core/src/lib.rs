@@ -52,7 +52,9 @@ pub mod mem_store;
 pub mod ops;
 pub mod path;
 pub mod record;
+pub mod resync;
 pub mod store;
+pub mod subscriptions;
 pub mod view;
 pub mod wire;
 
