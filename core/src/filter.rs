@@ -24,8 +24,22 @@ impl BindingFilter {
     /// Parses a binding config for `trigger_type`. `null` is `{}`. Errors read
     /// `invalid <trigger type> config: <detail>`; the store-events feed accepts anything.
     pub fn parse(trigger_type: &str, config: &Value) -> Result<BindingFilter, String> {
+        if trigger_type == events::STORE_EVENTS {
+            return Ok(BindingFilter::default());
+        }
         let empty = Value::Object(Object::new());
-        let config = if config.is_null() { &empty } else { config };
+        let config = match config {
+            Value::Null => &empty,
+            Value::Object(_) => config,
+            // serde would map an array onto the struct's fields by position (`["s1"]` would become
+            // a `session_id` filter): a config is an object or nothing.
+            other => {
+                return Err(format!(
+                    "invalid {trigger_type} config: invalid type: {}, expected a config object",
+                    json_type(other)
+                ))
+            }
+        };
         let reject = |e: serde_json::Error| format!("invalid {trigger_type} config: {e}");
         match trigger_type {
             events::CREATED => {
@@ -40,7 +54,6 @@ impl BindingFilter {
                 let c = SessionBindingConfig::deserialize(config).map_err(reject)?;
                 Ok(BindingFilter { session_id: c.session_id, metadata: c.metadata, roles: None })
             }
-            events::STORE_EVENTS => Ok(BindingFilter::default()),
             other => Err(format!("invalid {other} config: unknown trigger type")),
         }
     }
@@ -62,6 +75,18 @@ impl BindingFilter {
             Some(filter) => metadata_matches(filter, emitted.session_metadata.as_ref()),
             None => true,
         }
+    }
+}
+
+/// The JSON type name of a value, for rejection messages.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 
