@@ -177,6 +177,7 @@ Feature: session::list
       | eyJvIjoidXBkYXRlZF9kZXNjIn0=                             |
       | eyJvIjoidXBkYXRlZF9kZXNjIiwiayI6IngiLCJpZCI6InAxIn0=     |
       | WzEsMl0=                                                 |
+      |                                                          |
 
   # Prevents: limit 0 returning an empty page (an endless paging loop) instead of one session.
   Scenario: limit 0 is raised to 1
