@@ -1,8 +1,26 @@
 //! session-manager host: wires session-core to the iii engine, tokio and the fs / bridge stores.
 //!
-//! Today: the durable fs store ([`fs::FsStore`]). The worker and the bridge land in their own
-//! issues.
+//! The durable fs store ([`fs::FsStore`]) and the worker: [`boot`] connects, reads the
+//! configuration ([`config`], [`configuration`]), registers the trigger types ([`triggers`]) and
+//! the catalog's functions ([`functions`]), which run through [`worker::Worker`] on the live
+//! [`runtime::Runtime`] and publish through the [`emitter`]; [`reload`] hot-reloads. The bridge
+//! adapter lands in its own issue.
 
 pub mod fs;
+
+pub mod boot;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod configuration;
+pub mod emitter;
+pub mod functions;
+pub mod locks;
+pub mod manifest;
+pub mod reload;
+pub mod runtime;
+pub mod seed;
+pub mod triggers;
+pub mod worker;
 
 pub use fs::{FsConfig, FsStore, SyncMode};

@@ -1,0 +1,82 @@
+//! Boot (contract §6.2): connect, configuration, trigger types, runtime, functions, reload
+//! binding; then run until SIGTERM / Ctrl-C and flush.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use iii_sdk::runtime::WorkerMetadata;
+use iii_sdk::{register_worker, InitOptions};
+
+use crate::cli::Cli;
+use crate::configuration;
+use crate::emitter::{Emitter, EngineSink};
+use crate::functions;
+use crate::manifest::DESCRIPTION;
+use crate::runtime::Runtime;
+use crate::seed;
+use crate::triggers;
+use crate::worker::Worker;
+
+/// Runs the worker until a shutdown signal. `Err` is a fatal boot failure.
+pub async fn run(cli: Cli) -> Result<(), String> {
+    let seed = cli.config.as_deref().and_then(seed::load);
+    let metadata = WorkerMetadata {
+        name: "session-manager".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        description: Some(DESCRIPTION.into()),
+        ..WorkerMetadata::default()
+    };
+    let iii =
+        register_worker(&cli.url, InitOptions { metadata: Some(metadata), ..Default::default() });
+    if let Err(e) = iii.wait_until_registered(Duration::from_secs(15)).await {
+        tracing::warn!("engine at {} not registered yet ({e}); continuing", cli.url);
+    }
+    let config = configuration::boot(&iii, seed).await?;
+    let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));
+    triggers::register_all(&iii, &emitter.subscriptions);
+    let (adapter, url) = (config.adapter.clone(), cli.url.clone());
+    let runtime = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url))
+        .await
+        .map_err(|e| e.to_string())??;
+    tracing::info!("session-manager: {} adapter ready", runtime.mode());
+    let worker = Arc::new(Worker::new(
+        Some(iii.clone()),
+        cli.url.clone(),
+        runtime,
+        config.limits(),
+        emitter,
+    ));
+    functions::register_all(&iii, &worker);
+    if let Err(e) = configuration::bind_reload(&iii) {
+        tracing::warn!("binding the configuration trigger failed: {e}");
+    }
+    tracing::info!("session-manager: serving on {}", cli.url);
+    shutdown_signal().await;
+    tracing::info!("session-manager: shutting down");
+    let runtime = worker.runtime();
+    let _ = tokio::task::spawn_blocking(move || runtime.flush()).await;
+    iii.shutdown_async().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,268 @@
+//! `WorkerConfig` (contract §6.1): the shape stored in the configuration worker under id
+//! `session-manager`, its strict parsing, the data_dir resolution rules and the JSON Schema
+//! registered with the configuration worker.
+
+use std::path::{Component, Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use session_core::Limits;
+
+/// The configuration id in the configuration worker.
+pub const CONFIG_ID: &str = "session-manager";
+/// Relative default of the fs adapter's `data_dir`.
+pub const DEFAULT_DATA_DIR: &str = "data/session-manager";
+
+/// Runtime settings of the worker. Every field is defaulted; unknown keys are rejected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerConfig {
+    /// Storage adapter: `fs` (authoritative JSONL store) or `bridge` (store through a main
+    /// instance on another engine).
+    #[serde(default)]
+    pub adapter: AdapterConfig,
+    /// Page size when list/messages omit `limit`.
+    #[serde(default = "default_list_limit")]
+    pub default_list_limit: usize,
+    /// Hard cap on any requested `limit`.
+    #[serde(default = "max_list_limit")]
+    pub max_list_limit: usize,
+    /// Decoded-size cap of `session::put-attachment`, in bytes.
+    #[serde(default = "max_attachment_bytes")]
+    pub max_attachment_bytes: u64,
+}
+
+/// The storage adapter, adjacently tagged `{ name, config }`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "name", content = "config", rename_all = "lowercase")]
+pub enum AdapterConfig {
+    /// One append-only JSONL file per session under `data_dir`.
+    Fs(FsAdapterConfig),
+    /// Delegate raw storage and event fan-out to a main instance.
+    Bridge(BridgeAdapterConfig),
+}
+
+/// Config of the fs adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FsAdapterConfig {
+    /// Directory of the session files; relative paths resolve against `III_COMPOSE_DIR` (else the
+    /// working directory), `~` against the home directory.
+    #[serde(default = "default_data_dir")]
+    pub data_dir: String,
+}
+
+/// Config of the bridge adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeAdapterConfig {
+    /// WebSocket URL of the main instance's engine.
+    pub url: String,
+    /// Per store/publish call timeout, in milliseconds.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_list_limit() -> usize {
+    Limits::default().default_list_limit
+}
+fn max_list_limit() -> usize {
+    Limits::default().max_list_limit
+}
+fn max_attachment_bytes() -> u64 {
+    Limits::default().max_attachment_bytes
+}
+fn default_timeout_ms() -> u64 {
+    5000
+}
+
+/// `data/session-manager`, made absolute under `III_COMPOSE_DIR` when that is set and non-empty.
+pub fn default_data_dir() -> String {
+    match compose_dir() {
+        Some(dir) => dir.join(DEFAULT_DATA_DIR).to_string_lossy().into_owned(),
+        None => DEFAULT_DATA_DIR.to_string(),
+    }
+}
+
+fn compose_dir() -> Option<PathBuf> {
+    std::env::var_os("III_COMPOSE_DIR").filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+impl Default for FsAdapterConfig {
+    fn default() -> Self {
+        FsAdapterConfig { data_dir: default_data_dir() }
+    }
+}
+
+impl Default for AdapterConfig {
+    fn default() -> Self {
+        AdapterConfig::Fs(FsAdapterConfig::default())
+    }
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            adapter: AdapterConfig::default(),
+            default_list_limit: default_list_limit(),
+            max_list_limit: max_list_limit(),
+            max_attachment_bytes: max_attachment_bytes(),
+        }
+    }
+}
+
+/// Strict adjacently tagged parsing; a missing or `null` `config` is `{}` (so `{name: fs}` gets
+/// the default data_dir, while a bridge still needs its `url`).
+impl<'de> Deserialize<'de> for AdapterConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            name: String,
+            #[serde(default)]
+            config: Value,
+        }
+        use serde::de::Error;
+        let raw = Raw::deserialize(d)?;
+        let config =
+            if raw.config.is_null() { Value::Object(Default::default()) } else { raw.config };
+        match raw.name.as_str() {
+            "fs" => FsAdapterConfig::deserialize(config)
+                .map(AdapterConfig::Fs)
+                .map_err(D::Error::custom),
+            "bridge" => BridgeAdapterConfig::deserialize(config)
+                .map(AdapterConfig::Bridge)
+                .map_err(D::Error::custom),
+            other => Err(D::Error::unknown_variant(other, &["fs", "bridge"])),
+        }
+    }
+}
+
+impl AdapterConfig {
+    /// `fs` or `bridge`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AdapterConfig::Fs(_) => "fs",
+            AdapterConfig::Bridge(_) => "bridge",
+        }
+    }
+}
+
+impl WorkerConfig {
+    /// Parses a stored value; `null` is the default config.
+    pub fn from_value(value: Value) -> Result<WorkerConfig, String> {
+        if value.is_null() {
+            return Ok(WorkerConfig::default());
+        }
+        serde_json::from_value(value).map_err(|e| format!("invalid session-manager config: {e}"))
+    }
+
+    /// Parses YAML text (the `--config` seed).
+    pub fn from_yaml(text: &str) -> Result<WorkerConfig, String> {
+        let value: Value = serde_yaml::from_str(text).map_err(|e| format!("invalid YAML: {e}"))?;
+        WorkerConfig::from_value(value)
+    }
+
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The limits every call reads.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            default_list_limit: self.default_list_limit,
+            max_list_limit: self.max_list_limit,
+            max_attachment_bytes: self.max_attachment_bytes,
+        }
+    }
+
+    /// The draft-07 schema registered with the configuration worker: `adapter` as a `oneOf` of
+    /// its two variants (a variant picker in consoles) and a top-level `example` (the default).
+    pub fn json_schema() -> Value {
+        let mut schema = session_core::catalog::schema_of::<WorkerConfig>();
+        if let Some(map) = schema.as_object_mut() {
+            map.insert("example".into(), WorkerConfig::default().to_value());
+        }
+        schema
+    }
+}
+
+/// Resolves a configured `data_dir` (contract §6.1): absolute as is; `~` / `~/…` under `$HOME`
+/// (or `USERPROFILE`); otherwise relative to `III_COMPOSE_DIR` when set, else to the working
+/// directory. `./` components are dropped.
+pub fn resolve_data_dir(data_dir: &str) -> PathBuf {
+    let home = || {
+        std::env::var_os("HOME")
+            .or_else(|| std::env::var_os("USERPROFILE"))
+            .map(PathBuf::from)
+            .unwrap_or_default()
+    };
+    let path = if data_dir == "~" {
+        home()
+    } else if let Some(rest) = data_dir.strip_prefix("~/") {
+        home().join(rest)
+    } else if Path::new(data_dir).is_absolute() {
+        PathBuf::from(data_dir)
+    } else {
+        let base = compose_dir().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+        base.join(data_dir)
+    };
+    path.components().filter(|c| !matches!(c, Component::CurDir)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_is_default_and_strict() {
+        let cfg = WorkerConfig::from_value(json!({})).unwrap();
+        assert_eq!(cfg.default_list_limit, 50);
+        assert_eq!(cfg.max_list_limit, 500);
+        assert_eq!(cfg.max_attachment_bytes, 52_428_800);
+        assert_eq!(cfg.adapter.name(), "fs");
+        assert!(WorkerConfig::from_value(json!({"bogus": 1})).is_err());
+        let bad = json!({"adapter": {"name": "fs", "config": {"data_dir": "x", "y": 1}}});
+        assert!(WorkerConfig::from_value(bad).is_err());
+        assert!(WorkerConfig::from_value(json!({"adapter": {"name": "s3"}})).is_err());
+        assert!(WorkerConfig::from_value(json!({"adapter": {"name": "bridge"}})).is_err());
+    }
+
+    #[test]
+    fn adapters_round_trip() {
+        let v = json!({"adapter": {"name": "bridge", "config": {"url": "ws://h:1"}}});
+        let cfg = WorkerConfig::from_value(v).unwrap();
+        let AdapterConfig::Bridge(b) = &cfg.adapter else { panic!("not bridge") };
+        assert_eq!(b.timeout_ms, 5000);
+        let back = cfg.to_value();
+        assert_eq!(
+            back["adapter"],
+            json!({"name": "bridge", "config": {"url": "ws://h:1", "timeout_ms": 5000}})
+        );
+        let fs = WorkerConfig::from_yaml("adapter:\n  name: fs\n  config:\n    data_dir: /tmp/x\n")
+            .unwrap();
+        assert_eq!(fs.adapter, AdapterConfig::Fs(FsAdapterConfig { data_dir: "/tmp/x".into() }));
+        assert!(WorkerConfig::from_value(json!({"adapter": {"name": "fs"}})).is_ok());
+    }
+
+    #[test]
+    fn schema_has_one_of_and_example() {
+        let schema = WorkerConfig::json_schema();
+        assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
+        let adapter = &schema["definitions"]["AdapterConfig"];
+        assert_eq!(adapter["oneOf"].as_array().map(Vec::len), Some(2), "{adapter}");
+        assert_eq!(schema["example"]["adapter"]["name"], "fs");
+        assert_eq!(schema["example"]["max_list_limit"], 500);
+    }
+
+    #[test]
+    fn data_dir_resolution() {
+        assert_eq!(resolve_data_dir("/abs/./x"), PathBuf::from("/abs/x"));
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        assert_eq!(resolve_data_dir("~/d"), home.join("d"));
+        assert!(resolve_data_dir("./rel/dir").ends_with("rel/dir"));
+        assert!(resolve_data_dir("rel").is_absolute());
+    }
+}

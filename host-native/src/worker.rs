@@ -1,0 +1,207 @@
+//! The worker's shared state and the per-call path: mode gate, session lock, blocking dispatch on
+//! the live runtime, then publishing the events of the landed write.
+
+use std::sync::{Arc, Mutex, RwLock};
+
+use iii_sdk::{Error, IIIClient};
+use serde_json::Value;
+use session_core::catalog::{self, OpKind, Operation};
+use session_core::wire::ReloadStatus;
+use session_core::{Env, Limits, Outcome, SessionError};
+
+use crate::clock::{random_ids, SystemClock};
+use crate::emitter::Emitter;
+use crate::locks::{lock_key, SessionLocks};
+use crate::runtime::Runtime;
+
+/// Everything a handler needs.
+pub struct Worker {
+    /// The engine connection (`None` in tests without an engine).
+    pub iii: Option<IIIClient>,
+    /// This instance's engine URL.
+    pub url: String,
+    runtime: RwLock<Arc<Runtime>>,
+    limits: RwLock<Limits>,
+    pub locks: SessionLocks,
+    pub emitter: Emitter,
+    pub status: Mutex<ReloadStatus>,
+    /// Serializes hot reloads.
+    pub reload: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker").field("url", &self.url).finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    pub fn new(
+        iii: Option<IIIClient>,
+        url: String,
+        runtime: Runtime,
+        limits: Limits,
+        emitter: Emitter,
+    ) -> Self {
+        Worker {
+            iii,
+            url,
+            runtime: RwLock::new(Arc::new(runtime)),
+            limits: RwLock::new(limits),
+            locks: SessionLocks::default(),
+            emitter,
+            status: Mutex::new(ReloadStatus::default()),
+            reload: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The live runtime (a snapshot: a call finishes on the runtime it started with).
+    pub fn runtime(&self) -> Arc<Runtime> {
+        self.runtime.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Swaps the runtime in; returns the previous one.
+    pub fn swap_runtime(&self, runtime: Runtime) -> Arc<Runtime> {
+        let mut slot = self.runtime.write().unwrap_or_else(|p| p.into_inner());
+        std::mem::replace(&mut *slot, Arc::new(runtime))
+    }
+
+    pub fn limits(&self) -> Limits {
+        *self.limits.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_limits(&self, limits: Limits) {
+        *self.limits.write().unwrap_or_else(|p| p.into_inner()) = limits;
+    }
+
+    pub fn reload_status(&self) -> ReloadStatus {
+        self.status.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Runs one catalog function (not the operator ones) and publishes its events.
+    pub async fn call(&self, op: &'static Operation, payload: Value) -> Result<Value, Error> {
+        let runtime = self.runtime();
+        if op.kind == OpKind::StoreProtocol && !runtime.is_fs() {
+            return Err(Error::Handler(format!(
+                "session::store::* is served only by an authoritative (fs-mode) instance; this \
+                 instance is currently in {} mode",
+                runtime.mode()
+            )));
+        }
+        let _guard = match lock_key(op, &payload) {
+            Some(key) => Some(self.locks.lock(&key).await),
+            None => None,
+        };
+        let limits = self.limits();
+        let store_runtime = runtime.clone();
+        let result = tokio::task::spawn_blocking(move || run(&store_runtime, limits, op, payload))
+            .await
+            .map_err(|e| Error::Runtime(format!("{} panicked: {e}", op.id)))?;
+        match result {
+            Ok(outcome) => {
+                self.emitter.publish(&outcome.events, runtime.is_fs()).await;
+                Ok(outcome.response)
+            }
+            Err(e) => Err(remote(&e)),
+        }
+    }
+}
+
+/// The blocking part of a call: decide, apply, encode.
+fn run(
+    runtime: &Runtime,
+    limits: Limits,
+    op: &Operation,
+    payload: Value,
+) -> Result<Outcome<Value>, SessionError> {
+    let (clock, ids) = (SystemClock, random_ids());
+    let env = Env { clock: &clock, ids: &ids, limits };
+    catalog::dispatch(&*runtime.store, &env, op.id, payload)
+        .unwrap_or_else(|| Err(SessionError::invalid_request(format!("{} is not served", op.id))))
+}
+
+/// A core error as the engine forwards it: its code, and the full `"<code>: <text>"` message.
+pub fn remote(e: &SessionError) -> Error {
+    Error::Remote { code: e.code.as_str().to_string(), message: e.message(), stacktrace: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::AdapterConfig;
+    use crate::emitter::{Delivery, Sink};
+    use serde_json::json;
+    use session_core::catalog::operation;
+    use session_core::events::MESSAGE_ADDED;
+    use session_core::MemStore;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<Delivery>>);
+
+    #[async_trait::async_trait]
+    impl Sink for Recorder {
+        async fn deliver(&self, d: Delivery) {
+            self.0.lock().unwrap().push(d);
+        }
+    }
+
+    fn worker(adapter: AdapterConfig) -> (Worker, Arc<Recorder>) {
+        let rec = Arc::new(Recorder::default());
+        let runtime = Runtime::over(adapter, Arc::new(MemStore::new()));
+        let w = Worker::new(
+            None,
+            "ws://x".into(),
+            runtime,
+            Limits::default(),
+            Emitter::new(rec.clone()),
+        );
+        (w, rec)
+    }
+
+    #[tokio::test]
+    async fn call_publishes_after_write_and_maps_errors() {
+        let (w, rec) = worker(AdapterConfig::default());
+        w.emitter
+            .subscriptions
+            .write()
+            .unwrap()
+            .bind(MESSAGE_ADDED, "t", "f::x", &Value::Null)
+            .unwrap();
+        let op = |id| operation(id).unwrap();
+        let created = w.call(op("session::create"), json!({"title": "t"})).await.unwrap();
+        let sid = created["session_id"].as_str().unwrap().to_string();
+        assert!(sid.starts_with("s_") && sid.len() == 34, "{sid}");
+        let msg = json!({"role": "user", "content": [], "timestamp": 1});
+        w.call(
+            op("session::append"),
+            json!({"session_id": sid, "message": msg, "_caller_worker_id": "w"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(rec.0.lock().unwrap().len(), 1);
+        let err =
+            w.call(op("session::append"), json!({"session_id": "nope", "message": msg})).await;
+        match err {
+            Err(Error::Remote { code, message, .. }) => {
+                assert_eq!(code, "session/not_found");
+                assert!(message.starts_with("session/not_found: "), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rec.0.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn store_protocol_is_gated_by_mode() {
+        let bridge = AdapterConfig::Bridge(crate::config::BridgeAdapterConfig {
+            url: "ws://main".into(),
+            timeout_ms: 5000,
+        });
+        let (w, _) = worker(bridge);
+        let op = operation("session::store::list-metas").unwrap();
+        let err = w.call(op, json!({})).await.unwrap_err().to_string();
+        assert!(err.contains("currently in bridge mode"), "{err}");
+        let (w, _) = worker(AdapterConfig::default());
+        assert_eq!(w.call(op, json!({})).await.unwrap(), json!({"metas": []}));
+    }
+}
