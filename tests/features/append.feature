@@ -312,3 +312,18 @@ Feature: session::append
     Given a session "s1"
     When I call "session::append" with {"session_id": "s1", "message": {"role": "user", "content": [], "timestamp": 1}}
     Then event 1 carries session metadata null
+
+  # Prevents: a custom entry's stored origin being dropped from its message-added event.
+  Scenario: a custom entry's origin is echoed on its event but not on message items
+    Given a session "s1"
+    When I call "session::append" with {"session_id": "s1", "origin": {"hook": "mem"}, "custom": {"custom_type": "compaction", "data": {}}}
+    Then event 1 is "session::message-added" with {"session_id": "s1", "entry_id": "e_001", "parent_id": null, "custom": {"custom_type": "compaction", "data": {}}, "origin": {"hook": "mem"}, "timestamp": 1000000}
+    When I call "session::messages" with {"session_id": "s1", "include_custom": true}
+    Then the response is {"messages": [{"entry_id": "e_001", "custom": {"custom_type": "compaction", "data": {}}}]}
+
+  # Prevents: engine-injected unknown request fields (e.g. _caller_worker_id) failing the call.
+  Scenario: unknown request fields are ignored
+    Given a session "s1"
+    When I call "session::append" with {"session_id": "s1", "_caller_worker_id": "w1", "message": {"role": "user", "content": [], "timestamp": 1}}
+    Then the response is {"entry_id": "e_001", "parent_id": null, "timestamp": 1000000}
+    And the events fired are "session::message-added"

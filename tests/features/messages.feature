@@ -239,11 +239,26 @@ Feature: session::messages
     Then the response is {"messages": []}
     When I call "session::messages" with {"session_id": "s1", "after_entry_id": "whatever", "include_custom": true}
     Then the response is {"messages": []}
+    When I call "session::messages" with {"session_id": "s1", "cursor": "garbage"}
+    Then the response is {"messages": []}
 
-  # Prevents: reads of unknown sessions returning an empty page instead of not_found.
-  Scenario: an unknown session is not_found
-    When I call "session::messages" with {"session_id": "ghost"}
+  # Prevents: reads of unknown sessions returning an empty page, or later checks overtaking earlier ones.
+  Scenario: check order is session, then from_entry_id, then the cursor
+    Given a session "s1"
+    And "s1" has entries:
+      | id | role | text |
+      | u1 | user | q    |
+    When I call "session::messages" with {"session_id": "ghost", "from_entry_id": "nope", "cursor": "garbage"}
     Then the call fails with "session/not_found"
+    When I call "session::messages" with {"session_id": "s1", "from_entry_id": "nope", "cursor": "garbage"}
+    Then the call fails with "session/entry_not_found"
+
+  # Prevents: a negative limit being wrapped or clamped instead of rejected as a shape error.
+  Scenario: a negative limit is a shape error
+    Given a session "s1"
+    When I call "session::messages" with {"session_id": "s1", "limit": -1}
+    Then the call fails with "session/invalid_request"
+    And the error message contains "invalid request"
 
   # Prevents: image elision missing in items, or applied when the reader asked for the bytes.
   Scenario: include_image_data false blanks linked images in items

@@ -62,6 +62,7 @@ Feature: session::messages-range
       | {"session_id": "s1", "to_entry_id": "a2", "entry_ids": ["u1"]}                            |
       | {"session_id": "s1", "from_entry_id": "u1", "to_entry_id": "a2", "entry_ids": ["u1"]}     |
       | {"session_id": "s1", "from_entry_id": null, "to_entry_id": null, "entry_ids": null}      |
+      | {"session_id": "s1", "from_entry_id": "nope"}                                             |
 
   # Prevents: selector checks running before the session check.
   Scenario: an unknown session is not_found before the selector checks
