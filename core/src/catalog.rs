@@ -85,10 +85,32 @@ pub fn schema_of<T: schemars::JsonSchema>() -> Value {
     serde_json::to_value(root).unwrap_or(Value::Null)
 }
 
-/// Decodes a request; `null` counts as `{}`. Shape errors are `session/invalid_request`.
+/// Decodes a request; `null` counts as `{}`. Requests are JSON objects: anything else (serde
+/// would fill a struct from an array by position) and every shape error is
+/// `session/invalid_request`.
 pub fn decode_request<T: DeserializeOwned>(payload: Value) -> Result<T> {
-    let payload = if payload.is_null() { Value::Object(Object::new()) } else { payload };
+    let payload = match payload {
+        Value::Null => Value::Object(Object::new()),
+        object @ Value::Object(_) => object,
+        other => {
+            return Err(SessionError::bad_request_shape(format!(
+                "expected a JSON object, got {}",
+                json_kind(&other)
+            )))
+        }
+    };
     serde_json::from_value(payload).map_err(SessionError::bad_request_shape)
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 fn encode<R: Serialize>(outcome: Outcome<R>) -> Result<Outcome<Value>> {

@@ -49,3 +49,16 @@ Feature: session::get
     Then the call fails with "session/invalid_request"
     And the error message contains "invalid request"
     And no events fired
+
+  # Prevents: serde filling a request struct from a JSON array by position (["s1"] read as session_id).
+  Scenario: a request that is not a JSON object is rejected before any logic runs
+    Given a session "s1"
+    When I call "session::set-status" with:
+      """
+      ["s1", "working", "r"]
+      """
+    Then the call fails with "session/invalid_request"
+    And the error message contains "expected a JSON object, got an array"
+    And no events fired
+    When I call "session::get" with {"session_id": "s1"}
+    Then the response field "meta.status" is "idle"
