@@ -327,3 +327,22 @@ Feature: session::append
     When I call "session::append" with {"session_id": "s1", "_caller_worker_id": "w1", "message": {"role": "user", "content": [], "timestamp": 1}}
     Then the response is {"entry_id": "e_001", "parent_id": null, "timestamp": 1000000}
     And the events fired are "session::message-added"
+
+  # Prevents: entries written by append-many or fork not counting as committed, so a replay "re-commits" them.
+  Scenario: replaying ids created by append-many or fork is a no-op
+    Given a session "s1"
+    And I called "session::append-many" with {"session_id": "s1", "messages": [{"role": "user", "content": [], "timestamp": 1}, {"role": "user", "content": [], "timestamp": 1}]}
+    And I called "session::set-active-leaf" with {"session_id": "s1", "entry_id": "e_001"}
+    When I call "session::append" with {"session_id": "s1", "entry_id": "e_002", "message": {"role": "user", "content": [], "timestamp": 9}}
+    Then the response is {"entry_id": "e_002", "parent_id": "e_001", "timestamp": 1000000}
+    And no events fired
+    When I call "session::messages" with {"session_id": "s1"}
+    Then the response ids at "messages" are "e_001"
+    When I call "session::fork" with {"session_id": "s1", "entry_id": "e_002"}
+    And I call "session::append" with {"session_id": "s_001", "entry_id": "e_003", "message": {"role": "user", "content": [], "timestamp": 9}}
+    Then the response is {"entry_id": "e_003", "parent_id": null, "timestamp": 1000000}
+    And no events fired
+    When I call "session::get" with {"session_id": "s_001"}
+    Then the response field "meta.message_count" is 2
+    When I call "session::messages" with {"session_id": "s_001"}
+    Then the response ids at "messages" are "e_003, e_004"
