@@ -87,25 +87,11 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
     }
 }
 
-/// Encodes a whole state as snapshot lines, as written by rewrites and compaction.
-///
-/// The lines are those of [`SessionState::snapshot_records`] (contract §5.5 order: meta, entries,
-/// commits, leaf), except that when no legacy append is pending and the leaf is committed, the
-/// `leaf` line moves to the front. Replaying the §5.5 order always ends with a pending legacy
-/// append (the `leaf` line comes last), so the next `meta` written after a restart would mark the
-/// active path committed although the acknowledged state had no such flag. With the leaf first,
-/// the `meta` line that follows clears the flag and only re-marks the (already committed) leaf:
-/// replay rebuilds exactly the state, flag included.
+/// Encodes a whole state as snapshot lines ([`SessionState::snapshot_records`]), as written by
+/// rewrites and compaction.
 pub fn encode_snapshot(state: &SessionState) -> Vec<u8> {
-    let mut records = state.snapshot_records();
-    let leaf_committed = state.leaf.as_ref().is_some_and(|l| state.committed.contains(l));
-    if !state.pending_legacy_append() && state.meta.is_some() && leaf_committed {
-        if let Some(leaf) = records.pop() {
-            records.insert(0, leaf);
-        }
-    }
     let mut out = Vec::new();
-    for record in &records {
+    for record in &state.snapshot_records() {
         out.extend_from_slice(&encode_record(record));
     }
     out

@@ -26,6 +26,10 @@ pub enum Record {
     Append { entry: SessionEntry, meta: SessionMeta },
     /// Marks an entry committed (written by snapshot rewrites).
     Commit { entry_id: String },
+    /// Clears a pending legacy append without marking anything: ends a snapshot whose state has a
+    /// leaf but no pending legacy append, which the `leaf` line alone would leave pending. An
+    /// extension of this store (not in v1.0.32, which skips it as an unknown line).
+    Settle,
 }
 
 /// Everything stored for one session except attachments.
@@ -86,6 +90,7 @@ impl SessionState {
             Record::Commit { entry_id } => {
                 self.committed.insert(entry_id.clone());
             }
+            Record::Settle => self.pending_legacy_append = false,
         }
     }
 
@@ -136,9 +141,12 @@ impl SessionState {
     }
 
     /// The records that rebuild this state from nothing (snapshot rewrite order of §5.5: meta,
-    /// entries by id, commit markers by id, leaf).
+    /// entries by id, commit markers by id, leaf), followed by `settle` when the state has a leaf
+    /// but no pending legacy append (the `leaf` line would otherwise leave one pending, and the
+    /// next `meta` after a restart would mark the active path committed when the acknowledged
+    /// state would not).
     pub fn snapshot_records(&self) -> Vec<Record> {
-        let mut records = Vec::with_capacity(self.entries.len() + self.committed.len() + 2);
+        let mut records = Vec::with_capacity(self.entries.len() + self.committed.len() + 3);
         if let Some(meta) = &self.meta {
             records.push(Record::Meta { meta: meta.clone() });
         }
@@ -146,6 +154,9 @@ impl SessionState {
         records.extend(self.committed.iter().map(|id| Record::Commit { entry_id: id.clone() }));
         if let Some(leaf) = &self.leaf {
             records.push(Record::Leaf { entry_id: Some(leaf.clone()) });
+            if !self.pending_legacy_append {
+                records.push(Record::Settle);
+            }
         }
         records
     }
