@@ -28,8 +28,10 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     };
     let iii =
         register_worker(&cli.url, InitOptions { metadata: Some(metadata), ..Default::default() });
-    if let Err(e) = iii.wait_until_registered(Duration::from_secs(15)).await {
-        tracing::warn!("engine at {} not registered yet ({e}); continuing", cli.url);
+    match iii.wait_until_registered(Duration::from_secs(15)).await {
+        Ok(()) => {}
+        Err(e @ iii_sdk::Error::RegistrationRejected { .. }) => return Err(e.to_string()),
+        Err(e) => tracing::warn!("engine at {} not registered yet ({e}); continuing", cli.url),
     }
     let config = configuration::boot(&iii, seed).await?;
     let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));

@@ -30,6 +30,8 @@ pub struct SessionWorld {
     pub bindings: BTreeMap<String, Binding>,
     /// Result of the last binding attempt.
     pub last_binding: Option<Result<(), String>>,
+    /// `@engine` scenarios: the engine, worker and client of this scenario.
+    pub engine: Option<crate::engine::EngineState>,
 }
 
 impl SessionWorld {
@@ -43,6 +45,7 @@ impl SessionWorld {
             events: Vec::new(),
             bindings: BTreeMap::new(),
             last_binding: None,
+            engine: None,
         }
     }
 

@@ -1,0 +1,46 @@
+//! `@engine` scenarios: the real worker on a real engine. They need `III_BIN` (path of an `iii`
+//! binary); without it the `Given a running engine with session-manager` step is not defined, so
+//! cucumber reports every engine scenario as skipped.
+
+pub mod harness;
+mod steps;
+
+use cucumber::codegen::{LocalBoxFuture, Regex};
+use cucumber::step::Context;
+
+use crate::world::SessionWorld;
+
+/// The step text that starts an engine.
+pub const START_STEP: &str = "^a running engine with session-manager$";
+
+/// The env var naming the `iii` binary.
+pub const III_BIN: &str = "III_BIN";
+
+/// `Given a running engine with session-manager` (registered only when `III_BIN` is set).
+pub fn start_step<'a>(world: &'a mut SessionWorld, _ctx: Context) -> LocalBoxFuture<'a, ()> {
+    Box::pin(async move {
+        let bin = std::env::var(III_BIN).expect("III_BIN");
+        world.engine = Some(engine_state(harness::Harness::start(&bin).await));
+    })
+}
+
+fn engine_state(harness: harness::Harness) -> EngineState {
+    EngineState { harness, last: None, vars: Default::default(), bindings: Default::default() }
+}
+
+/// The start step's regex.
+pub fn start_regex() -> Regex {
+    Regex::new(START_STEP).expect("regex")
+}
+
+/// Per-scenario engine state kept in the world.
+#[derive(Debug)]
+pub struct EngineState {
+    pub harness: harness::Harness,
+    /// The last call's outcome (response or `(code, message)`).
+    pub last: Option<Result<serde_json::Value, (String, String)>>,
+    /// Values kept from responses, substituted as `${name}` in JSON.
+    pub vars: std::collections::HashMap<String, String>,
+    /// Handler name → engine trigger id of its binding; the last binding attempt's error.
+    pub bindings: std::collections::HashMap<String, String>,
+}
