@@ -409,14 +409,16 @@ pub fn check_hostile_ids(make: Make<'_>) -> Result<(), String> {
         let at = i as i64 + 1;
         apply(&*s, sid, vec![Write::PutMeta(sample_meta(sid, at))])?;
         apply(&*s, sid, commit(message_entry("e1", None, at, sid), false))?;
-        apply(
-            &*s,
-            sid,
-            vec![Write::PutAttachment {
-                meta: attachment_meta(sid, "../../x", sid.as_bytes()),
-                bytes: sid.as_bytes().to_vec(),
-            }],
-        )?;
+        for aid in ["../../x", "", ".", ".."] {
+            apply(
+                &*s,
+                sid,
+                vec![Write::PutAttachment {
+                    meta: attachment_meta(sid, aid, sid.as_bytes()),
+                    bytes: sid.as_bytes().to_vec(),
+                }],
+            )?;
+        }
     }
     for sid in ids {
         eq(st(s.get_meta(sid))?.map(|m| m.session_id), Some(sid.to_string()), "meta by id")?;
@@ -426,6 +428,8 @@ pub fn check_hostile_ids(make: Make<'_>) -> Result<(), String> {
     }
     eq(st(s.list_metas())?.len(), ids.len(), "every hostile id listed")?;
     apply(&*s, "..", vec![Write::DeleteAttachments])?;
-    eq(st(s.list_attachments("."))?.len(), 1, "deleting `..` spares `.`")?;
-    eq(st(s.list_attachments("%2E"))?.len(), 1, "deleting `..` spares `%2E`")
+    eq(st(s.list_attachments(".."))?.len(), 0, "`..` attachments deleted")?;
+    eq(st(s.list_attachments("."))?.len(), 4, "deleting `..` spares `.`")?;
+    eq(st(s.list_attachments(""))?.len(), 4, "attachment ids ``, `.`, `..` are listed")?;
+    eq(st(s.list_attachments("%2E"))?.len(), 4, "deleting `..` spares `%2E`")
 }

@@ -80,7 +80,8 @@ impl Attachments {
         let mut out = Vec::new();
         for entry in entries {
             let path = entry.map_err(|e| io_err("list", &dir, &e))?.path();
-            if path.extension().is_some_and(|x| x == "json") {
+            // Not `extension()`: the attachment id "" is stored as `.json`, which has none.
+            if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".json")) {
                 let bytes = fs::read(&path).map_err(|e| io_err("read", &path, &e))?;
                 out.push(parse_meta(&path, &bytes)?);
             }

@@ -1,0 +1,264 @@
+//! FsStore behaviours beyond the conformance suite: crash atomicity at every byte, catalog
+//! staleness, compaction, eviction, the delete trash, paths, group commit under concurrency, and
+//! the named regressions found by the model test.
+
+mod common;
+
+use std::fs::{self, OpenOptions};
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{listed, visible};
+use session_core::conformance::{attachment_meta, message_entry, sample_meta};
+use session_core::wire::SessionEntry;
+use session_core::{ChangeSet, MemStore, Store, Write};
+use session_manager::{FsConfig, FsStore, SyncMode};
+
+fn open(dir: &Path) -> FsStore {
+    FsStore::open(FsConfig::new(dir).sync(SyncMode::Never)).expect("open")
+}
+
+fn apply(store: &dyn Store, sid: &str, writes: Vec<Write>) {
+    store.apply(&ChangeSet { session_id: sid.into(), writes }).expect("apply");
+}
+
+fn commit(entry: SessionEntry, parent_explicit: bool) -> Vec<Write> {
+    vec![Write::CommitAppend { entry, parent_explicit }]
+}
+
+fn append_many(sid: &str, n: usize) -> Vec<Write> {
+    let mut writes: Vec<Write> = (0..n)
+        .map(|i| {
+            let parent = (i > 0).then(|| format!("m{}", i - 1));
+            Write::PutEntry(message_entry(&format!("m{i}"), parent.as_deref(), 10 + i as i64, "many"))
+        })
+        .collect();
+    writes.push(Write::SetActiveLeaf(format!("m{}", n - 1)));
+    let mut meta = sample_meta(sid, 1);
+    meta.message_count = n as u64;
+    writes.push(Write::PutMeta(meta));
+    writes
+}
+
+#[test]
+fn a_group_is_all_or_nothing_at_every_crash_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.jsonl");
+    {
+        let store = open(dir.path());
+        apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
+    }
+    let before = fs::read(&path).expect("read");
+    {
+        let store = open(dir.path());
+        apply(&store, "s", append_many("s", 3));
+    }
+    let after = fs::read(&path).expect("read");
+    assert_eq!(after[before.len()..].iter().filter(|b| **b == b'\n').count(), 1, "one line");
+    for cut in before.len()..=after.len() {
+        fs::write(&path, &after[..cut]).expect("write");
+        let store = open(dir.path());
+        let v = visible(&store, "s");
+        let whole = cut + 1 >= after.len();
+        assert_eq!(v.entries.len(), if whole { 3 } else { 0 }, "cut at {cut}");
+        assert_eq!(v.leaf.is_some(), whole, "cut at {cut}");
+        assert_eq!(v.meta.map(|m| m.message_count), Some(if whole { 3 } else { 0 }), "cut at {cut}");
+    }
+}
+
+#[test]
+fn nothing_is_written_outside_data_dir() {
+    let base = tempfile::tempdir().expect("tempdir");
+    let data = base.path().join("data");
+    let store = open(&data);
+    for sid in ["../escape/chat 42:?", "a/b", "%", "..", ".", "", "nul\0", "ü/../../x"] {
+        apply(&store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
+        for aid in ["../../../../etc/x", "..", "", "a/b"] {
+            let put = Write::PutAttachment { meta: attachment_meta(sid, aid, b"x"), bytes: b"x".to_vec() };
+            apply(&store, sid, vec![put]);
+        }
+        apply(&store, sid, commit(message_entry("e", None, 2, "x"), false));
+    }
+    apply(&store, "..", vec![Write::DeleteEntries, Write::DeleteAttachments, Write::DeleteMeta]);
+    drop(store);
+    let outside: Vec<String> = common::tree(base.path()).into_iter().filter(|p| !p.starts_with("data")).collect();
+    assert!(outside.is_empty(), "written outside data_dir: {outside:?}");
+    assert_eq!(fs::read_dir(base.path()).expect("read").count(), 1);
+    let store = open(&data);
+    assert_eq!(store.list_attachments(".").expect("list").len(), 4, "`..` delete spared `.`");
+}
+
+#[test]
+fn catalog_is_used_and_revalidated() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = open(dir.path());
+        for i in 0..5 {
+            apply(&store, &format!("s{i}"), vec![Write::PutMeta(sample_meta(&format!("s{i}"), i))]);
+        }
+        assert_eq!(listed(&store).len(), 5);
+    }
+    assert!(dir.path().join(session_manager::fs::CATALOG_FILE).exists(), "saved on drop");
+    // Another writer changes a file behind the catalog's back: its stamp no longer matches.
+    let mut m = sample_meta("s1", 1);
+    m.title = "changed behind the catalog".into();
+    let line = serde_json::json!({"type": "meta", "meta": m}).to_string() + "\n";
+    let mut file = OpenOptions::new().append(true).open(dir.path().join("s1.jsonl")).expect("open");
+    std::io::Write::write_all(&mut file, line.as_bytes()).expect("write");
+    fs::remove_file(dir.path().join("s3.jsonl")).expect("remove");
+    let store = open(dir.path());
+    let metas = store.list_metas().expect("list");
+    assert_eq!(metas.len(), 4, "removed file not listed");
+    assert!(metas.iter().any(|m| m.title == "changed behind the catalog"), "stale line re-read");
+    drop(store);
+    fs::write(dir.path().join(session_manager::fs::CATALOG_FILE), b"garbage").expect("write");
+    assert_eq!(listed(&open(dir.path())).len(), 4, "unreadable catalog is rebuilt");
+}
+
+#[test]
+fn streaming_updates_are_compacted_to_within_twice_live() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
+    apply(&store, "s", commit(message_entry("e", None, 2, ""), false));
+    let mut text = String::new();
+    for i in 0..2000 {
+        text.push_str("tok ");
+        let mut entry = message_entry("e", None, 2, &text);
+        if let SessionEntry::Message { revision, .. } = &mut entry {
+            *revision = i + 1;
+        }
+        let mut meta = sample_meta("s", 1);
+        meta.message_count = 1;
+        meta.updated_at = 3 + i as i64;
+        apply(&store, "s", vec![Write::PutEntry(entry), Write::PutMeta(meta)]);
+    }
+    let disk = fs::metadata(dir.path().join("s.jsonl")).expect("stat").len();
+    let live = session_core::jsonl::encode_snapshot(
+        &session_core::jsonl::replay(&fs::read(dir.path().join("s.jsonl")).expect("read")).0,
+    )
+    .len() as u64;
+    assert!(disk <= 2 * live, "disk {disk} > 2 × live {live}");
+    drop(store);
+    let v = visible(&open(dir.path()), "s");
+    assert_eq!(v.entries[0].revision(), 2000);
+}
+
+#[test]
+fn idle_sessions_are_evicted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = FsConfig::new(dir.path()).sync(SyncMode::Never);
+    cfg.max_cached_sessions = 8;
+    let store = FsStore::open(cfg).expect("open");
+    for i in 0..100 {
+        let sid = format!("s{i}");
+        apply(&store, &sid, vec![Write::PutMeta(sample_meta(&sid, i))]);
+    }
+    assert!(store.cached_sessions() <= 8, "cached {}", store.cached_sessions());
+    for i in 0..100 {
+        assert_eq!(store.get_meta(&format!("s{i}")).expect("get").map(|m| m.created_at), Some(i));
+    }
+}
+
+#[test]
+fn an_interrupted_delete_is_rolled_back_or_finished_on_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = open(dir.path());
+        for sid in ["kept", "gone"] {
+            apply(&store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
+            let put = Write::PutAttachment { meta: attachment_meta(sid, "a", b"x"), bytes: b"x".to_vec() };
+            apply(&store, sid, vec![put]);
+        }
+    }
+    // Crash after the trash rename: "kept"'s log was never removed, "gone"'s was.
+    let att = dir.path().join("attachments");
+    fs::create_dir_all(att.join("%trash")).expect("mkdir");
+    fs::rename(att.join("kept"), att.join("%trash/kept")).expect("rename");
+    fs::rename(att.join("gone"), att.join("%trash/gone")).expect("rename");
+    fs::remove_file(dir.path().join("gone.jsonl")).expect("remove");
+    let store = open(dir.path());
+    assert_eq!(store.list_attachments("kept").expect("list").len(), 1, "rolled back");
+    assert_eq!(store.list_attachments("gone").expect("list").len(), 0, "finished");
+    assert!(!att.join("%trash/gone").exists());
+}
+
+#[test]
+fn concurrent_group_commit_appends() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Group)).expect("open"));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            std::thread::spawn(move || {
+                let sid = format!("s{}", t % 4);
+                apply(&*store, &sid, vec![Write::PutMeta(sample_meta(&sid, 1))]);
+                for i in 0..25 {
+                    let id = format!("t{t}-{i}");
+                    apply(&*store, &sid, commit(message_entry(&id, None, i, "x"), false));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("join");
+    }
+    drop(store);
+    let store = open(dir.path());
+    for s in 0..4 {
+        let sid = format!("s{s}");
+        let v = visible(&store, &sid);
+        assert_eq!(v.entries.len(), 50);
+        // Every commit chained on the previous one: one root, one leaf.
+        assert_eq!(v.entries.iter().filter(|e| e.parent_id().is_none()).count(), 1);
+        let _ = v.meta.expect("meta");
+    }
+}
+
+/// Model-test regression: a rewrite (here `DeleteMeta`) used to end the file with a bare `leaf`
+/// line, so after a restart the next `meta` marked the active path committed and a later
+/// `commit_append` of an uncommitted ancestor was answered `committed: false`.
+#[test]
+fn regression_rewrite_does_not_leave_a_pending_legacy_append() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mem = MemStore::new();
+    let steps: Vec<Vec<Write>> = vec![
+        vec![Write::PutMeta(sample_meta("s", 1))],
+        commit(message_entry("e1", None, 2, "a"), false),
+        vec![Write::PutEntry(message_entry("e2", Some("e1"), 3, "b"))],
+        commit(message_entry("e3", Some("e2"), 4, "c"), true),
+        vec![Write::DeleteMeta],
+    ];
+    {
+        let store = open(dir.path());
+        for writes in &steps {
+            apply(&store, "s", writes.clone());
+            apply(&mem, "s", writes.clone());
+        }
+    }
+    let store = open(dir.path());
+    for writes in [vec![Write::PutMeta(sample_meta("s", 5))], commit(message_entry("e2", None, 9, "b"), false)] {
+        let changes = ChangeSet { session_id: "s".into(), writes };
+        assert_eq!(store.apply(&changes).expect("fs"), mem.apply(&changes).expect("mem"));
+    }
+}
+
+/// Model-test regression: a change set that puts entries and then clears the leaf leaves a
+/// pending legacy append without a leaf, which a rewrite cannot (and need not) preserve.
+#[test]
+fn regression_pending_legacy_append_without_leaf_is_harmless() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mem = MemStore::new();
+    let writes = vec![
+        Write::SetActiveLeaf("e0".into()),
+        Write::PutEntry(message_entry("e0", None, 0, "")),
+        Write::DeleteActiveLeaf,
+    ];
+    apply(&open(dir.path()), "s", writes.clone());
+    apply(&mem, "s", writes);
+    let store = open(dir.path());
+    for writes in [vec![Write::PutMeta(sample_meta("s", 5))], commit(message_entry("e0", None, 9, ""), false)] {
+        let changes = ChangeSet { session_id: "s".into(), writes };
+        assert_eq!(store.apply(&changes).expect("fs"), mem.apply(&changes).expect("mem"));
+    }
+}
