@@ -1,5 +1,6 @@
-//! The block / elision algorithm of `session::messages-tail` (contract §8.2–§8.8): wake entries,
-//! activity-run membership, segmentation into blocks and the collapsed view of a run.
+//! The block / elision rules of `session::messages-tail` (contract §8.2–§8.8): wake entries,
+//! activity-run membership (blocks are maximal member runs or single non-members) and the
+//! collapsed view of a run.
 
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
@@ -50,42 +51,10 @@ pub fn is_run_member(entry: &SessionEntry) -> bool {
     }
 }
 
-/// Whether a block is one entry or a run of members.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockKind {
-    Single,
-    ActivityRun,
-}
-
-/// A half-open index range `[start, end)` of the path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Block {
-    pub kind: BlockKind,
-    pub start: usize,
-    pub end: usize,
-}
-
-/// Segments a path into blocks: every maximal run of consecutive members is one `ActivityRun`,
-/// every non-member its own `Single` (§8.4).
-pub fn segment(path: &[SessionEntry]) -> Vec<Block> {
-    let mut blocks: Vec<Block> = Vec::new();
-    for (i, entry) in path.iter().enumerate() {
-        let member = is_run_member(entry);
-        match blocks.last_mut() {
-            Some(b) if member && b.kind == BlockKind::ActivityRun && b.end == i => b.end = i + 1,
-            _ => blocks.push(Block {
-                kind: if member { BlockKind::ActivityRun } else { BlockKind::Single },
-                start: i,
-                end: i + 1,
-            }),
-        }
-    }
-    blocks
-}
-
 /// Which entries of a run stay whole (§8.7); the others are elided.
 pub fn run_keep_flags(run: &[SessionEntry]) -> Vec<bool> {
-    let last_call = run.iter().rposition(|e| e.message().is_some_and(AgentMessage::has_function_call));
+    let last_call =
+        run.iter().rposition(|e| e.message().is_some_and(AgentMessage::has_function_call));
     let call_ids: BTreeSet<&str> = last_call
         .and_then(|i| run[i].message())
         .map(|m| {

@@ -10,42 +10,54 @@ use crate::error::{Result, SessionError};
 use crate::store::Store;
 use crate::wire::SessionEntry;
 
-/// Walks from `leaf` towards the root, newest first, one `get_entry` per step, calling `visit`
-/// until it returns `false` or the root is passed.
-pub fn walk_back(
-    store: &dyn Store,
-    session_id: &str,
-    leaf: &str,
-    visit: &mut dyn FnMut(SessionEntry) -> bool,
-) -> Result<()> {
-    let mut seen = BTreeSet::new();
-    let mut next: Option<String> = Some(String::from(leaf));
-    while let Some(id) = next {
-        if !seen.insert(id.clone()) {
+/// A lazy walk from a leaf towards the root, newest first, one `get_entry` per step.
+pub struct BackWalk<'a> {
+    store: &'a dyn Store,
+    session_id: &'a str,
+    next: Option<String>,
+    seen: BTreeSet<String>,
+}
+
+impl core::fmt::Debug for BackWalk<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("BackWalk")
+            .field("session_id", &self.session_id)
+            .field("next", &self.next)
+            .finish()
+    }
+}
+
+impl<'a> BackWalk<'a> {
+    pub fn new(store: &'a dyn Store, session_id: &'a str, leaf: &str) -> Self {
+        BackWalk { store, session_id, next: Some(String::from(leaf)), seen: BTreeSet::new() }
+    }
+
+    /// The next older entry, `None` past the root.
+    pub fn step(&mut self) -> Result<Option<SessionEntry>> {
+        let Some(id) = self.next.take() else { return Ok(None) };
+        let sid = self.session_id;
+        if !self.seen.insert(id.clone()) {
             return Err(SessionError::storage(format!(
-                "broken parent chain in session {session_id}: cycle at entry {id}"
+                "broken parent chain in session {sid}: cycle at entry {id}"
             )));
         }
-        let entry = store.get_entry(session_id, &id)?.ok_or_else(|| {
+        let entry = self.store.get_entry(sid, &id)?.ok_or_else(|| {
             SessionError::storage(format!(
-                "broken parent chain in session {session_id}: entry {id} is missing"
+                "broken parent chain in session {sid}: entry {id} is missing"
             ))
         })?;
-        next = entry.parent_id().map(String::from);
-        if !visit(entry) {
-            break;
-        }
+        self.next = entry.parent_id().map(String::from);
+        Ok(Some(entry))
     }
-    Ok(())
 }
 
 /// The path root → `leaf`, oldest first.
 pub fn path_to(store: &dyn Store, session_id: &str, leaf: &str) -> Result<Vec<SessionEntry>> {
+    let mut walk = BackWalk::new(store, session_id, leaf);
     let mut path = Vec::new();
-    walk_back(store, session_id, leaf, &mut |e| {
-        path.push(e);
-        true
-    })?;
+    while let Some(entry) = walk.step()? {
+        path.push(entry);
+    }
     path.reverse();
     Ok(path)
 }
