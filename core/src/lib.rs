@@ -42,6 +42,8 @@ pub mod blocks;
 pub mod catalog;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "conformance")]
+pub mod crosscheck;
 pub mod cursor;
 pub mod env;
 pub mod error;
@@ -53,8 +55,10 @@ pub mod ops;
 pub mod path;
 pub mod record;
 pub mod resync;
+pub mod simulate;
 pub mod store;
 pub mod subscriptions;
+pub mod transfer;
 pub mod view;
 pub mod wire;
 

@@ -47,9 +47,41 @@ impl MemStore {
         f(&mut guard)
     }
 
-    /// The stored state of one session (for model-based tests).
+    /// The stored state of one session (for model-based tests and exports).
     pub fn session_state(&self, session_id: &str) -> SessionState {
         self.read(|i| i.sessions.get(session_id).cloned().unwrap_or_default())
+    }
+
+    /// Replaces one session's state (an imported or replayed log); an empty state removes it.
+    /// Attachments are left alone.
+    pub fn import_state(&self, session_id: &str, state: SessionState) {
+        self.write(|i| {
+            if state.is_empty() {
+                i.sessions.remove(session_id);
+            } else {
+                i.sessions.insert(session_id.into(), state);
+            }
+        })
+    }
+
+    /// Ids of every stored session (with or without meta), sorted.
+    pub fn session_ids(&self) -> Vec<String> {
+        self.read(|i| i.sessions.keys().cloned().collect())
+    }
+
+    /// Replays one exported `.jsonl` log with the fs store's rules ([`crate::transfer::import`]) and
+    /// stores the result, replacing any session of the same id. `None` when neither the log's
+    /// meta nor the file name yields a session id.
+    pub fn load_jsonl(&self, file_name: &str, bytes: &[u8]) -> Option<crate::transfer::Imported> {
+        let (imported, state) = crate::transfer::import(file_name, bytes)?;
+        self.import_state(&imported.session_id, state);
+        Some(imported)
+    }
+
+    /// One session as snapshot lines ([`crate::jsonl::encode_snapshot`]), the format the fs
+    /// store writes on rewrite; `None` when the session is unknown.
+    pub fn export_jsonl(&self, session_id: &str) -> Option<Vec<u8>> {
+        self.read(|i| i.sessions.get(session_id).map(crate::jsonl::encode_snapshot))
     }
 }
 
@@ -72,7 +104,10 @@ impl Store for MemStore {
 
     fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
         Ok(self.read(|i| {
-            i.sessions.get(session_id).map(|s| s.entries.values().cloned().collect()).unwrap_or_default()
+            i.sessions
+                .get(session_id)
+                .map(|s| s.entries.values().cloned().collect())
+                .unwrap_or_default()
         }))
     }
 
@@ -107,7 +142,8 @@ impl Store for MemStore {
             for write in &changes.writes {
                 match write {
                     Write::PutAttachment { meta, bytes } => {
-                        attachments.insert(meta.attachment_id.clone(), (meta.clone(), bytes.clone()));
+                        attachments
+                            .insert(meta.attachment_id.clone(), (meta.clone(), bytes.clone()));
                     }
                     Write::DeleteAttachment(id) => {
                         applied.attachments_deleted.push(attachments.remove(id).is_some());
