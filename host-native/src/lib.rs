@@ -20,6 +20,7 @@ pub mod manifest;
 pub mod reload;
 pub mod runtime;
 pub mod seed;
+pub mod transfer;
 pub mod triggers;
 pub mod worker;
 
