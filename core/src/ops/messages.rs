@@ -6,13 +6,17 @@ use alloc::vec::Vec;
 use super::{require_entry, require_meta, Plan};
 use crate::cursor::{self, EntryCursor};
 use crate::env::Env;
-use crate::error::{Result, SessionError};
+use crate::error::Result;
 use crate::path;
 use crate::store::Store;
 use crate::view;
 use crate::wire::{MessagesRequest, MessagesResponse, SessionEntry};
 
-pub fn decide(store: &dyn Store, env: &Env<'_>, req: MessagesRequest) -> Result<Plan<MessagesResponse>> {
+pub fn decide(
+    store: &dyn Store,
+    env: &Env<'_>,
+    req: MessagesRequest,
+) -> Result<Plan<MessagesResponse>> {
     let sid = &req.session_id;
     require_meta(store, sid)?;
     let leaf = match &req.from_entry_id {
@@ -30,27 +34,15 @@ pub fn decide(store: &dyn Store, env: &Env<'_>, req: MessagesRequest) -> Result<
     };
     let filtered: Vec<SessionEntry> =
         path::path_to(store, sid, &leaf)?.into_iter().filter(|e| keep(e)).collect();
-    let anchor = match (&req.cursor, &req.after_entry_id) {
+    let after = match (&req.cursor, &req.after_entry_id) {
         (Some(c), _) => Some(cursor::decode::<EntryCursor>(c)?.id),
         (None, Some(after)) => Some(after.clone()),
         (None, None) => None,
     };
-    let start = match anchor {
-        Some(id) => {
-            filtered.iter().position(|e| e.id() == id).ok_or_else(|| {
-                SessionError::invalid_cursor("the cursor entry is not on the requested path")
-            })? + 1
-        }
-        None => 0,
-    };
+    let ids: Vec<&str> = filtered.iter().map(SessionEntry::id).collect();
     let limit = env.limits.page_size(req.limit);
-    let end = (start + limit).min(filtered.len());
+    let (range, next_cursor) = cursor::entry_page(&ids, after.as_deref(), limit)?;
     let include_images = req.include_image_data.unwrap_or(true);
-    let messages = filtered[start.min(end)..end]
-        .iter()
-        .map(|e| view::message_item(e, include_images))
-        .collect::<Vec<_>>();
-    let next_cursor = (end < filtered.len())
-        .then(|| cursor::encode(&EntryCursor { id: filtered[end - 1].id().into() }));
+    let messages = filtered[range].iter().map(|e| view::message_item(e, include_images)).collect();
     Ok(Plan::read(MessagesResponse { messages, next_cursor }))
 }

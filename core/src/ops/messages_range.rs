@@ -57,23 +57,13 @@ pub fn decide(
             ))
         }
     };
-    let start = match &req.cursor {
-        Some(c) => {
-            let id = cursor::decode::<EntryCursor>(c)?.id;
-            selected.iter().position(|&i| path[i].id() == id).ok_or_else(|| {
-                SessionError::invalid_cursor("the cursor entry is not in the selection")
-            })? + 1
-        }
-        None => 0,
-    };
+    let after = req.cursor.as_deref().map(cursor::decode::<EntryCursor>).transpose()?;
+    let ids: Vec<&str> = selected.iter().map(|&i| path[i].id()).collect();
     let limit = env.limits.page_size(req.limit);
-    let end = (start + limit).min(selected.len());
+    let (range, next_cursor) =
+        cursor::entry_page(&ids, after.as_ref().map(|c| c.id.as_str()), limit)?;
     let include_images = req.include_image_data.unwrap_or(true);
-    let messages = selected[start.min(end)..end]
-        .iter()
-        .map(|&i| view::tail_item(&path[i], include_images))
-        .collect();
-    let next_cursor = (end < selected.len())
-        .then(|| cursor::encode(&EntryCursor { id: path[selected[end - 1]].id().into() }));
+    let messages =
+        selected[range].iter().map(|&i| view::tail_item(&path[i], include_images)).collect();
     Ok(Plan::read(MessagesRangeResponse { messages, next_cursor }))
 }
