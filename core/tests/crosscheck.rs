@@ -24,5 +24,9 @@ fn mem_store_matches_the_pinned_transcript() {
         std::fs::write(FIXTURE, report.summary()).expect("write fixture");
     }
     let want = std::fs::read_to_string(FIXTURE).expect("fixture (CROSSCHECK_UPDATE=1 creates it)");
-    assert_eq!(report.summary(), want, "coverage: {:?}", report.coverage);
+    assert_eq!(
+        report.summary(),
+        want,
+        "the transcript changed: if intended, rerun with CROSSCHECK_UPDATE=1 (CROSSCHECK_DUMP=<file> writes the lines)"
+    );
 }

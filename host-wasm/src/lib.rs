@@ -1,2 +1,9 @@
-//! session-wasm: the browser host of session-core (skeleton until the web-bench issue).
-#![no_std]
+//! session-wasm: session-core in the browser. Thin wasm-bindgen bindings only: a [`Workspace`]
+//! (an in-memory store with a clock, ids and limits) whose `call` runs any catalog function
+//! through [`session_core::catalog::dispatch`] with the engine's JSON shapes, plus loading,
+//! exporting and simulating exported `.jsonl` logs with the core's rules.
+
+mod convert;
+mod workspace;
+
+pub use workspace::{simulation_steps, Workspace};

@@ -1,0 +1,186 @@
+//! The `Workspace` class: a `MemStore`, a clock (`Date.now`, or a manual clock for deterministic
+//! runs), ids (random, or `SeqIds`) and limits, and the calls JavaScript makes on it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use session_core::env::{Clock, IdGen};
+use session_core::{catalog, simulate, transfer};
+use session_core::{Env, Limits, ManualClock, MemStore, RandomIds, SeqIds, SessionError};
+use wasm_bindgen::prelude::*;
+
+use crate::convert::{bytes, error, from_js, to_js};
+
+/// `Date.now()`.
+struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        js_sys::Date::now() as i64
+    }
+}
+
+/// 128 random bits from `Math.random` (ids only need to be unique, not secret).
+fn random_u128() -> u128 {
+    (0..4).fold(0u128, |acc, _| (acc << 32) | (js_sys::Math::random() * 4_294_967_296.0) as u128)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Options {
+    /// Manual clock at 1 000 000 ms and sequential ids (contract §0.4).
+    deterministic: bool,
+    default_list_limit: Option<usize>,
+    max_list_limit: Option<usize>,
+    max_attachment_bytes: Option<u64>,
+}
+
+/// One JS-visible event: the envelope of an emitted event.
+#[derive(Serialize)]
+struct CallResult<'a> {
+    response: &'a Value,
+    events: Vec<session_core::wire::EventEnvelope>,
+}
+
+/// An in-memory session store with everything a call needs.
+#[wasm_bindgen]
+pub struct Workspace {
+    store: MemStore,
+    manual: Option<ManualClock>,
+    ids: Box<dyn IdGen>,
+    limits: Limits,
+}
+
+impl core::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Workspace").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+fn not_found(session_id: &str) -> JsValue {
+    error(&SessionError::session_not_found(session_id))
+}
+
+#[wasm_bindgen]
+impl Workspace {
+    /// `new Workspace({ deterministic?, default_list_limit?, max_list_limit?, max_attachment_bytes? })`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<Workspace, JsValue> {
+        let options: Options = if options.is_undefined() || options.is_null() {
+            Options::default()
+        } else {
+            serde_wasm_bindgen::from_value(options)
+                .map_err(|e| error(&SessionError::bad_request_shape(e)))?
+        };
+        let defaults = Limits::default();
+        let limits = Limits {
+            default_list_limit: options.default_list_limit.unwrap_or(defaults.default_list_limit),
+            max_list_limit: options.max_list_limit.unwrap_or(defaults.max_list_limit),
+            max_attachment_bytes: options
+                .max_attachment_bytes
+                .unwrap_or(defaults.max_attachment_bytes),
+        };
+        let (manual, ids): (_, Box<dyn IdGen>) = if options.deterministic {
+            (Some(ManualClock::new()), Box::new(SeqIds::new()))
+        } else {
+            (None, Box::new(RandomIds::new(random_u128)))
+        };
+        Ok(Workspace { store: MemStore::new(), manual, ids, limits })
+    }
+
+    /// Runs a catalog function: `{ response, events: [{ trigger_type, payload, session_metadata? }] }`.
+    /// Throws an `Error` with `code` on failure.
+    pub fn call(&self, function_id: &str, request: JsValue) -> Result<JsValue, JsValue> {
+        let request = from_js(request)?;
+        let clock: &dyn Clock = match &self.manual {
+            Some(manual) => manual,
+            None => &SystemClock,
+        };
+        let env = Env { clock, ids: &*self.ids, limits: self.limits };
+        let outcome = catalog::dispatch(&self.store, &env, function_id, request)
+            .unwrap_or_else(|| {
+                Err(SessionError::invalid_request(format!("unknown function {function_id}")))
+            })
+            .map_err(|e| error(&e))?;
+        let events = outcome.events.iter().map(|e| e.to_envelope()).collect();
+        to_js(&CallResult { response: &outcome.response, events })
+    }
+
+    /// Replays one exported log (string or bytes) with the fs store's rules, replacing any
+    /// session of the same id: `{ session_id, lines, skipped }`.
+    #[wasm_bindgen(js_name = loadJsonl)]
+    pub fn load_jsonl(&self, file_name: &str, data: JsValue) -> Result<JsValue, JsValue> {
+        let data = bytes(&data)?;
+        let imported = self.store.load_jsonl(file_name, &data).ok_or_else(|| {
+            error(&SessionError::invalid_request(format!(
+                "{file_name}: no meta record and the file name is not <enc(session_id)>.jsonl"
+            )))
+        })?;
+        to_js(&imported)
+    }
+
+    /// The session as snapshot lines, the format the fs store writes (round-trips through
+    /// `loadJsonl`).
+    #[wasm_bindgen(js_name = exportJsonl)]
+    pub fn export_jsonl(&self, session_id: &str) -> Result<String, JsValue> {
+        let bytes = self.store.export_jsonl(session_id).ok_or_else(|| not_found(session_id))?;
+        String::from_utf8(bytes).map_err(|e| error(&SessionError::storage(e.to_string())))
+    }
+
+    /// The file name a session exports to (`<enc(id)>.jsonl`).
+    #[wasm_bindgen(js_name = fileName)]
+    pub fn file_name(session_id: &str) -> String {
+        transfer::file_name(session_id)
+    }
+
+    /// Ids of every stored session, sorted.
+    #[wasm_bindgen(js_name = sessionIds)]
+    pub fn session_ids(&self) -> Vec<String> {
+        self.store.session_ids()
+    }
+
+    /// Current clock value (ms).
+    pub fn now(&self) -> f64 {
+        self.manual.as_ref().map_or_else(js_sys::Date::now, |c| c.now_ms() as f64)
+    }
+
+    /// Sets the manual clock (deterministic workspaces only).
+    #[wasm_bindgen(js_name = setTime)]
+    pub fn set_time(&self, ms: f64) -> Result<(), JsValue> {
+        self.manual_clock()?.set(ms as i64);
+        Ok(())
+    }
+
+    /// Moves the manual clock forward (deterministic workspaces only).
+    pub fn advance(&self, ms: f64) -> Result<(), JsValue> {
+        self.manual_clock()?.advance(ms as i64);
+        Ok(())
+    }
+}
+
+impl Workspace {
+    fn manual_clock(&self) -> Result<&ManualClock, JsValue> {
+        self.manual.as_ref().ok_or_else(|| {
+            error(&SessionError::invalid_request(
+                "the clock is Date.now; create the workspace with { deterministic: true }",
+            ))
+        })
+    }
+}
+
+/// The calls that rebuild the session of an exported log step by step:
+/// `{ session_id, lines, skipped, steps: [{ at, line, function_id, request }] }`.
+#[wasm_bindgen(js_name = simulationSteps)]
+pub fn simulation_steps(file_name: &str, data: JsValue) -> Result<JsValue, JsValue> {
+    let data = bytes(&data)?;
+    let (imported, _) = transfer::import(file_name, &data).ok_or_else(|| {
+        error(&SessionError::invalid_request(format!("{file_name}: no session id")))
+    })?;
+    #[derive(Serialize)]
+    struct Simulation {
+        #[serde(flatten)]
+        imported: transfer::Imported,
+        steps: Vec<simulate::Step>,
+    }
+    let steps = simulate::steps(&imported.session_id, &data);
+    to_js(&Simulation { imported, steps })
+}
