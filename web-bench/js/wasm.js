@@ -1,0 +1,38 @@
+// web-bench: loads the session-wasm bundle (pkg/, built by build.sh) and wraps a Workspace.
+import init, { Workspace, simulationSteps } from '../pkg/session_wasm.js';
+
+let ready;
+
+/** Loads the wasm module once. */
+export function loadWasm() {
+  ready ??= init();
+  return ready;
+}
+
+/** A store with the engine's function surface: `call` returns `{ response, events }`. */
+export class Store {
+  constructor(options = {}) {
+    this.ws = new Workspace(options);
+  }
+  call(functionId, request) {
+    return this.ws.call(functionId, request);
+  }
+  /** Only the response of a call. */
+  ask(functionId, request) {
+    return this.ws.call(functionId, request).response;
+  }
+  load(fileName, data) {
+    return this.ws.loadJsonl(fileName, data);
+  }
+  exportText(sessionId) {
+    return this.ws.exportJsonl(sessionId);
+  }
+  setTime(ms) {
+    this.ws.setTime(ms);
+  }
+  static fileName(sessionId) {
+    return Workspace.fileName(sessionId);
+  }
+}
+
+export { simulationSteps };

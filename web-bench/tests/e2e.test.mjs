@@ -1,0 +1,113 @@
+// web-bench: end-to-end test: the page loads the native-exported fixture, renders the transcript,
+// expands a collapsed run, switches branch, forks, exports, simulates and saves a screenshot.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { serve, ROOT } from './serve.mjs';
+import { launch } from './browser.mjs';
+
+const FIXTURES = join(ROOT, 'tests', 'fixtures');
+const OUTPUT = join(ROOT, 'tests', 'output');
+let server, browser, page;
+
+before(async () => {
+  server = await serve();
+  browser = await launch();
+  page = browser.page;
+  page.on('pageerror', (e) => console.error('page error:', e));
+  await page.goto(`${server.url}/index.html`);
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.setInputFiles('#file-input', [join(FIXTURES, 's_001.jsonl'), join(FIXTURES, 's_002.jsonl')]);
+  await page.waitForSelector('#sessions li[data-session="s_002"]');
+});
+
+after(async () => {
+  await browser?.close();
+  server?.server.close();
+});
+
+const transcriptText = () => page.textContent('#transcript');
+
+test('lists both sessions with title, status and counts', async () => {
+  const items = await page.$$eval('#sessions li', (lis) => lis.map((li) => li.textContent));
+  assert.equal(items.length, 2);
+  assert.match(items[0], /Refactor the parser.*done.*11 messages/);
+  assert.match(items[1], /Empty scratch session.*idle.*0 messages.*e2e/);
+});
+
+test('renders the active path with every block kind', async () => {
+  const text = await transcriptText();
+  assert.match(text, /Please refactor parser\.rs and run the tests\./);
+  assert.match(text, /all 42 tests pass/);
+  assert.match(text, /Thanks — the diagram matches the new layout\./);
+  assert.equal(await page.locator('#transcript img.block-image').count(), 1);
+  assert.match(await page.textContent('#transcript .chip'), /diagram\.png/);
+  assert.match(await page.textContent('#transcript .custom-entry'), /compaction/);
+  assert.match(await page.textContent('#transcript [data-entry="e_006"] .arguments'), /src\/parser\.rs/);
+  mkdirSync(OUTPUT, { recursive: true });
+  await page.screenshot({ path: join(OUTPUT, 'web-bench.png') });
+});
+
+test('collapses the tool run and expands it through messages-range', async () => {
+  assert.equal(await page.locator('#transcript [data-entry="e_002"]').count(), 0);
+  const run = page.locator('#transcript .run');
+  assert.match(await run.textContent(), /4 collapsed entries/);
+  await run.locator('button.expand').click();
+  await page.waitForSelector('#transcript [data-entry="e_002"]');
+  assert.equal(await page.locator('#transcript .run').count(), 0);
+  assert.match(await page.textContent('#transcript [data-entry="e_002"] details.thinking'), /Read the file first/);
+  assert.match(await page.textContent('#transcript [data-entry="e_004"] .arguments'), /cargo test -p parser/);
+  assert.match(await page.textContent('#transcript [data-entry="e_005"]'), /42 passed/);
+});
+
+test('switches the active leaf to the other branch from the tree', async () => {
+  await page.click('#tree .node[data-entry="e_012"]');
+  await page.waitForSelector('#transcript [data-entry="e_012"]');
+  const text = await transcriptText();
+  assert.match(text, /Alternative answer/);
+  assert.doesNotMatch(text, /Thanks — the diagram/);
+  assert.match(await page.getAttribute('#tree .node.leaf-active', 'data-entry'), /e_012/);
+});
+
+test('exports the session back to .jsonl, which loads to the same state', async () => {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-button')]);
+  assert.equal(download.suggestedFilename(), 's_001.jsonl');
+  const path = join(OUTPUT, 's_001.exported.jsonl');
+  await download.saveAs(path);
+  const text = await (await import('node:fs/promises')).readFile(path, 'utf8');
+  assert.match(text, /"type":"leaf","entry_id":"e_012"/);
+  const again = await page.evaluate(async (t) => {
+    const { Store } = await import('./js/wasm.js');
+    const store = new Store();
+    const info = store.load('s_001.jsonl', t);
+    return { info, text: store.exportText('s_001') };
+  }, text);
+  assert.deepEqual(again.info, { session_id: 's_001', lines: text.trim().split('\n').length, skipped: 0 });
+  assert.equal(again.text, text);
+});
+
+test('forks at an entry into a new session', async () => {
+  await page.click('#transcript [data-entry="e_001"] button.fork');
+  await page.waitForFunction(() => document.querySelectorAll('#sessions li').length === 3);
+  assert.match(await page.textContent('#session-header'), /forked from s_001/);
+  assert.match(await transcriptText(), /Please refactor parser\.rs/);
+  await page.click('#sessions li[data-session="s_001"]');
+});
+
+test('steps through the session as a simulation, with the events of each step', async () => {
+  await page.click('#simulate-button');
+  await page.waitForSelector('#simulation-section:not([hidden])');
+  await page.click('#sim-step');
+  assert.match(await page.textContent('#sim-steps li.current'), /ensure s_001.*session::created/s);
+  await page.click('#sim-step');
+  assert.match(await page.textContent('#sim-steps li.current'), /append e_001.*session::message-added/s);
+  assert.match(await transcriptText(), /Please refactor parser\.rs/);
+  const total = Number((await page.textContent('#sim-progress')).split('/')[1]);
+  for (let i = 2; i < total; i++) await page.click('#sim-step');
+  assert.equal(await page.textContent('#sim-progress'), `${total} / ${total}`);
+  assert.equal(await page.locator('#sim-steps .error-text').count(), 0);
+  const updates = await page.locator('#sim-steps li', { hasText: 'session::message-updated' }).count();
+  assert.equal(updates, 3, 'the streamed answer replays as three updates');
+  assert.match(await transcriptText(), /Thanks — the diagram matches/);
+});
