@@ -40,6 +40,17 @@ pub struct Moved {
     pub attachment_files: usize,
 }
 
+/// `s_1 → out/s_1.jsonl (12 lines, 1 skipped, 2 attachment files)`: the line a command prints.
+impl fmt::Display for Moved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} → {} ({} lines", self.session_id, self.file.display(), self.lines)?;
+        if self.skipped > 0 {
+            write!(f, ", {} skipped", self.skipped)?;
+        }
+        write!(f, ", {} attachment files)", self.attachment_files)
+    }
+}
+
 /// A failed export or import.
 #[derive(Debug)]
 pub struct TransferError(pub String);
