@@ -102,6 +102,18 @@ pub fn plan_session_writes(
     writes: &[Write],
 ) -> Result<(SessionState, LogChange, Option<CommitOutcome>), StoreError> {
     let mut next = state.clone();
+    let (change, commit) = plan_session_writes_in_place(&mut next, writes)?;
+    Ok((next, change, commit))
+}
+
+/// [`plan_session_writes`] without the copy: turns `state` into the new state and returns the log
+/// change and the commit outcome. On `Err`, `state` may be partly changed and must be discarded
+/// (a backend whose cache is only a copy of its disk reloads it). For large sessions this avoids
+/// cloning every entry on every write.
+pub fn plan_session_writes_in_place(
+    next: &mut SessionState,
+    writes: &[Write],
+) -> Result<(LogChange, Option<CommitOutcome>), StoreError> {
     let mut records = Vec::new();
     let mut rewrite = false;
     let mut commit = None;
@@ -147,5 +159,5 @@ pub fn plan_session_writes(
     } else {
         LogChange::Append(records)
     };
-    Ok((next, change, commit))
+    Ok((change, commit))
 }

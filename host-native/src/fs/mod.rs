@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use session_core::store::{plan_session_writes, LogChange};
+use session_core::store::{plan_session_writes_in_place, LogChange};
 use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError, Write};
 
@@ -211,7 +211,14 @@ impl FsStore {
         let ctx = self.ctx();
         let durable = ctx.sync != SyncMode::Never;
         let loaded = slot.as_mut().ok_or_else(|| StoreError::new("fs store: session not loaded"))?;
-        let (next, log, commit) = plan_session_writes(&loaded.state, &changes.writes)?;
+        let (log, commit) = match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
+            Ok(planned) => planned,
+            Err(e) => {
+                *slot = None; // partly planned: replay the disk on next touch
+                return Err(e);
+            }
+        };
+        let next_is_empty = loaded.state.is_empty();
         let writes = &changes.writes;
         let has_attachment_deletes = writes
             .iter()
@@ -219,27 +226,34 @@ impl FsStore {
         let delete_all = writes.iter().any(|w| matches!(w, Write::DeleteAttachments));
 
         // Before the commit point: puts (when nothing is deleted) and the trash of a session delete.
-        let trashed = if delete_all && next.is_empty() && log == LogChange::Rewrite {
-            self.attachments.trash(sid, durable)?
-        } else {
-            None
-        };
-        if !has_attachment_deletes {
-            for write in writes {
-                if let Write::PutAttachment { meta, bytes } = write {
-                    self.attachments.put(meta, bytes, durable)?;
+        let before_commit = || -> Result<Option<PathBuf>, StoreError> {
+            let trashed = if delete_all && next_is_empty && log == LogChange::Rewrite {
+                self.attachments.trash(sid, durable)?
+            } else {
+                None
+            };
+            if !has_attachment_deletes {
+                for write in writes {
+                    if let Write::PutAttachment { meta, bytes } = write {
+                        self.attachments.put(meta, bytes, durable)?;
+                    }
                 }
             }
-        }
+            Ok(trashed)
+        };
+        let trashed = match before_commit() {
+            Ok(trashed) => trashed,
+            Err(e) => {
+                *slot = None;
+                return Err(e);
+            }
+        };
 
         // The commit point.
         let result = match &log {
-            LogChange::None => {
-                loaded.state = next;
-                Ok(())
-            }
-            LogChange::Append(records) => loaded.append(&ctx, sid, records, next),
-            LogChange::Rewrite => loaded.rewrite(&ctx, sid, next),
+            LogChange::None => Ok(()),
+            LogChange::Append(records) => loaded.append(&ctx, sid, records),
+            LogChange::Rewrite => loaded.rewrite(&ctx, sid),
         };
         if let Err(e) = result {
             *slot = None;

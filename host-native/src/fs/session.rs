@@ -1,7 +1,8 @@
 //! One session's log file and its cached state: lazy load by replay, append with tail repair,
-//! snapshot rewrite (tmp + rename) and compaction. Disk first, cache second: every function here
-//! changes the cache only after the disk write (and its flush) succeeded, and on a failed write
-//! the cache is dropped so the next touch replays what the disk really holds.
+//! snapshot rewrite (tmp + rename) and compaction. Disk first, cache second: the caller plans a
+//! change set into the cached state in place (no copy of a large session per write) under the
+//! session lock, then these functions write it; on any failure the caller drops the cached state
+//! so the next touch replays what the disk really holds. Nobody observes the state in between.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -106,15 +107,9 @@ impl Loaded {
         Ok(file)
     }
 
-    /// Appends the records of one change set as one line (plain record or `group`), flushes, then
-    /// installs `next` as the cached state.
-    pub(crate) fn append(
-        &mut self,
-        ctx: &Ctx<'_>,
-        sid: &str,
-        records: &[Record],
-        next: SessionState,
-    ) -> Result<(), StoreError> {
+    /// Appends the records of one change set (already applied to the cached state) as one line
+    /// (plain record or `group`) and flushes.
+    pub(crate) fn append(&mut self, ctx: &Ctx<'_>, sid: &str, records: &[Record]) -> Result<(), StoreError> {
         let path = ctx.log_path(sid);
         let file = self.open(&path).map_err(|e| io_err("open", &path, &e))?;
         let created = !self.on_disk;
@@ -147,24 +142,23 @@ impl Loaded {
         self.on_disk = true;
         self.len = base + line.len() as u64;
         self.repair = TailRepair::None;
-        self.state = next;
         Ok(())
     }
 
-    /// Rewrites the file from `next`'s snapshot (tmp + rename), or removes it when `next` is
-    /// empty; then installs `next`.
-    pub(crate) fn rewrite(&mut self, ctx: &Ctx<'_>, sid: &str, next: SessionState) -> Result<(), StoreError> {
+    /// Rewrites the file from the cached state's snapshot (tmp + rename), or removes it when the
+    /// state is empty.
+    pub(crate) fn rewrite(&mut self, ctx: &Ctx<'_>, sid: &str) -> Result<(), StoreError> {
         let path = ctx.log_path(sid);
         let durable = ctx.sync != SyncMode::Never;
         self.file = None;
-        if next.is_empty() {
+        if self.state.is_empty() {
             if remove_file_if_exists(&path)? && durable {
                 sync_dir(ctx.data_dir)?;
             }
             self.on_disk = false;
             self.len = 0;
         } else {
-            let bytes = jsonl::encode_snapshot(&next);
+            let bytes = jsonl::encode_snapshot(&self.state);
             let mut tmp = path.clone().into_os_string();
             tmp.push(".tmp");
             write_atomic(&path, Path::new(&tmp), &bytes, durable)?;
@@ -176,7 +170,6 @@ impl Loaded {
             self.compact_at = (2 * self.len).max(ctx.compact_min);
         }
         self.repair = TailRepair::None;
-        self.state = next;
         Ok(())
     }
 
@@ -188,14 +181,7 @@ impl Loaded {
         }
         let live = jsonl::encode_snapshot(&self.state).len() as u64;
         if self.len > 2 * live {
-            let state = std::mem::take(&mut self.state);
-            let result = self.rewrite(ctx, sid, state.clone());
-            if result.is_err() {
-                // The rename did not happen (or its outcome is unknown): the old file is intact
-                // and still holds exactly `state`.
-                self.state = state;
-            }
-            return result;
+            return self.rewrite(ctx, sid);
         }
         self.compact_at = (2 * live).max(ctx.compact_min);
         Ok(())
