@@ -36,18 +36,15 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     let config = configuration::boot(&iii, seed).await?;
     let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));
     triggers::register_all(&iii, &emitter.subscriptions);
-    let (adapter, url) = (config.adapter.clone(), cli.url.clone());
-    let runtime = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url))
+    let (adapter, url, sync) = (config.adapter.clone(), cli.url.clone(), cli.fs_sync);
+    let runtime = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync))
         .await
         .map_err(|e| e.to_string())??;
     tracing::info!("session-manager: {} adapter ready", runtime.mode());
-    let worker = Arc::new(Worker::new(
-        Some(iii.clone()),
-        cli.url.clone(),
-        runtime,
-        config.limits(),
-        emitter,
-    ));
+    let mut worker =
+        Worker::new(Some(iii.clone()), cli.url.clone(), runtime, config.limits(), emitter);
+    worker.sync = cli.fs_sync;
+    let worker = Arc::new(worker);
     functions::register_all(&iii, &worker);
     if let Err(e) = configuration::bind_reload(&iii) {
         tracing::warn!("binding the configuration trigger failed: {e}");

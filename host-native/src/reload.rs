@@ -36,8 +36,8 @@ pub async fn apply(worker: &Worker, config: WorkerConfig) {
     let before = tokio::task::spawn_blocking(move || old.store.list_metas().unwrap_or_default())
         .await
         .unwrap_or_default();
-    let (adapter, url) = (config.adapter.clone(), worker.url.clone());
-    let built = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url))
+    let (adapter, url, sync) = (config.adapter.clone(), worker.url.clone(), worker.sync);
+    let built = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync))
         .await
         .unwrap_or_else(|e| Err(format!("runtime build panicked: {e}")));
     let runtime = match built {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use session_core::Store;
 
 use crate::config::{resolve_data_dir, AdapterConfig};
-use crate::fs::{FsConfig, FsStore};
+use crate::fs::{FsConfig, FsStore, SyncMode};
 
 /// A built storage runtime.
 pub struct Runtime {
@@ -23,12 +23,17 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Builds the runtime of `adapter`. `own_url` is this instance's engine URL (a bridge to it
-    /// would defer to itself). Blocking: opens the data directory.
-    pub fn build(adapter: &AdapterConfig, own_url: &str) -> Result<Runtime, String> {
+    /// would defer to itself); `sync` is the fs store's flush policy. Blocking: opens the data
+    /// directory.
+    pub fn build(
+        adapter: &AdapterConfig,
+        own_url: &str,
+        sync: SyncMode,
+    ) -> Result<Runtime, String> {
         match adapter {
             AdapterConfig::Fs(fs) => {
                 let dir = resolve_data_dir(&fs.data_dir);
-                let store = FsStore::open(FsConfig::new(&dir))
+                let store = FsStore::open(FsConfig::new(&dir).sync(sync))
                     .map_err(|e| format!("fs adapter: cannot open {}: {e}", dir.display()))?;
                 let store = Arc::new(store);
                 Ok(Runtime { adapter: adapter.clone(), store: store.clone(), fs: Some(store) })
@@ -64,5 +69,15 @@ impl Runtime {
                 tracing::warn!("flushing the fs store catalog failed: {e}");
             }
         }
+    }
+}
+
+/// Parses `always` | `group` | `never` (the `--fs-sync` flag).
+pub fn parse_sync_mode(text: &str) -> Result<SyncMode, String> {
+    match text {
+        "always" => Ok(SyncMode::Always),
+        "group" => Ok(SyncMode::Group),
+        "never" => Ok(SyncMode::Never),
+        other => Err(format!("unknown fs sync mode {other:?} (always | group | never)")),
     }
 }

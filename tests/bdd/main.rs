@@ -23,9 +23,7 @@ fn main() {
     runtime.block_on(
         cucumber
             // A skipped step in a pure scenario means a step with no definition: fail on it.
-            .fail_on_skipped_with(|_, _, scenario| {
-                !scenario.tags.iter().any(|t| t == "engine")
-            })
+            .fail_on_skipped_with(|_, _, scenario| !scenario.tags.iter().any(|t| t == "engine"))
             .run_and_exit(features),
     );
 }

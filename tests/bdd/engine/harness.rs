@@ -122,10 +122,8 @@ impl Harness {
         let dir = fresh_dir();
         let (engine, port) = start_engine(iii, &dir);
         let url = format!("ws://127.0.0.1:{port}");
-        let meta = iii_sdk::runtime::WorkerMetadata {
-            name: "bdd-client".into(),
-            ..Default::default()
-        };
+        let meta =
+            iii_sdk::runtime::WorkerMetadata { name: "bdd-client".into(), ..Default::default() };
         let client = register_worker(
             &url,
             InitOptions {
