@@ -12,7 +12,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::store::{ChangeSet, Store, Write};
-use crate::wire::{AgentMessage, AttachmentMeta, SessionEntry, SessionKind, SessionMeta, SessionStatus};
+use crate::wire::{
+    AgentMessage, AttachmentMeta, SessionEntry, SessionKind, SessionMeta, SessionStatus,
+};
 
 /// Builds a fresh, empty store.
 pub type Make<'a> = &'a dyn Fn() -> Box<dyn Store>;
@@ -230,7 +232,9 @@ pub fn check_attachments(make: Make<'_>) -> Result<(), String> {
 
 pub fn check_commit_append_needs_meta(make: Make<'_>) -> Result<(), String> {
     let s = make();
-    let r = s.apply(&ChangeSet::new("s").with(commit(message_entry("e1", None, 5, "x"), false).remove(0)));
+    let r = s.apply(
+        &ChangeSet::new("s").with(commit(message_entry("e1", None, 5, "x"), false).remove(0)),
+    );
     ensure(r.is_err(), "commit without meta must fail")?;
     eq(st(s.list_entries("s"))?.len(), 0, "nothing written")
 }
@@ -332,7 +336,12 @@ pub fn check_delete_session(make: Make<'_>) -> Result<(), String> {
     apply(
         &*s,
         "s",
-        vec![Write::DeleteEntries, Write::DeleteActiveLeaf, Write::DeleteAttachments, Write::DeleteMeta],
+        vec![
+            Write::DeleteEntries,
+            Write::DeleteActiveLeaf,
+            Write::DeleteAttachments,
+            Write::DeleteMeta,
+        ],
     )?;
     eq(st(s.get_meta("s"))?, None, "meta gone")?;
     eq(st(s.list_entries("s"))?.len(), 0, "entries gone")?;
@@ -370,7 +379,10 @@ pub fn check_change_set_is_atomic(make: Make<'_>) -> Result<(), String> {
             Write::PutMeta(m),
             Write::PutEntry(message_entry("x", None, 3, "x")),
             Write::PutAttachment { meta: attachment_meta("s", "a", b"a"), bytes: b"a".to_vec() },
-            Write::CommitAppend { entry: message_entry("y", Some("nope"), 4, "y"), parent_explicit: true },
+            Write::CommitAppend {
+                entry: message_entry("y", Some("nope"), 4, "y"),
+                parent_explicit: true,
+            },
         ],
     });
     ensure(r.is_err(), "failing change set reports an error")?;

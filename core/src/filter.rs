@@ -8,9 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::events::{self, Emitted};
-use crate::wire::{
-    CreatedBindingConfig, MessageBindingConfig, Object, Role, SessionBindingConfig,
-};
+use crate::wire::{CreatedBindingConfig, MessageBindingConfig, Object, Role, SessionBindingConfig};
 
 /// The parsed filter of one binding. All supplied conditions must hold.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -272,7 +272,10 @@ mod tests {
 
     #[test]
     fn torn_tail_is_truncated() {
-        assert_eq!(tail_repair(b"{\"type\":\"leaf\",\"entry_id\":null}\n{\"ty"), TailRepair::Truncate(32));
+        assert_eq!(
+            tail_repair(b"{\"type\":\"leaf\",\"entry_id\":null}\n{\"ty"),
+            TailRepair::Truncate(32)
+        );
         assert_eq!(tail_repair(b"{\"type\":\"leaf\",\"entry_id\":null}"), TailRepair::Newline);
         assert_eq!(tail_repair(b""), TailRepair::None);
     }

@@ -16,11 +16,17 @@ pub enum Write {
     PutEntry(SessionEntry),
     SetActiveLeaf(String),
     /// The authoritative append commit of contract §5.5.
-    CommitAppend { entry: SessionEntry, parent_explicit: bool },
+    CommitAppend {
+        entry: SessionEntry,
+        parent_explicit: bool,
+    },
     DeleteEntries,
     DeleteActiveLeaf,
     DeleteMeta,
-    PutAttachment { meta: AttachmentMeta, bytes: Vec<u8> },
+    PutAttachment {
+        meta: AttachmentMeta,
+        bytes: Vec<u8>,
+    },
     DeleteAttachment(String),
     DeleteAttachments,
 }
@@ -61,8 +67,11 @@ pub struct Applied {
 pub trait Store {
     fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError>;
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError>;
-    fn get_entry(&self, session_id: &str, entry_id: &str)
-        -> Result<Option<SessionEntry>, StoreError>;
+    fn get_entry(
+        &self,
+        session_id: &str,
+        entry_id: &str,
+    ) -> Result<Option<SessionEntry>, StoreError>;
     fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError>;
     fn get_active_leaf(&self, session_id: &str) -> Result<Option<String>, StoreError>;
     fn get_attachment(
@@ -143,9 +152,9 @@ pub fn plan_session_writes_in_place(
                 rewrite = true;
                 None
             }
-            Write::PutAttachment { .. }
-            | Write::DeleteAttachment(_)
-            | Write::DeleteAttachments => None,
+            Write::PutAttachment { .. } | Write::DeleteAttachment(_) | Write::DeleteAttachments => {
+                None
+            }
         };
         if let Some(record) = record {
             next.apply(&record);

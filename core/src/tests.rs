@@ -75,7 +75,8 @@ fn snapshot_replays_to_same_state() {
         catalog::dispatch(&store, &env, id, payload).expect("known").expect("call succeeds")
     };
     call("session::ensure", json!({"session_id": "s"}));
-    let text = |t: &str| json!({"role": "user", "content": [{"type": "text", "text": t}], "timestamp": 1});
+    let text =
+        |t: &str| json!({"role": "user", "content": [{"type": "text", "text": t}], "timestamp": 1});
     call("session::append", json!({"session_id": "s", "message": text("a")}));
     call("session::append", json!({"session_id": "s", "message": text("b")}));
     call("session::append-many", json!({"session_id": "s", "messages": [text("c"), text("d")]}));

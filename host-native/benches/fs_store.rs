@@ -20,7 +20,8 @@ fn scale() -> usize {
     std::env::var("FS_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
 }
 
-const TEXT: &str = "The quick brown fox jumps over the lazy dog, streaming tokens into a durable log. ";
+const TEXT: &str =
+    "The quick brown fox jumps over the lazy dog, streaming tokens into a durable log. ";
 
 fn store(dir: &std::path::Path, sync: SyncMode) -> FsStore {
     FsStore::open(FsConfig::new(dir).sync(sync)).expect("open")
@@ -48,14 +49,19 @@ fn appends_one_session(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1)).sample_size(20).measurement_time(Duration::from_secs(3));
     let line = vec![b'x'; record_len()];
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut raw = OpenOptions::new().create(true).append(true).open(dir.path().join("raw")).expect("open");
+    let mut raw =
+        OpenOptions::new().create(true).append(true).open(dir.path().join("raw")).expect("open");
     g.bench_function("raw_write_fdatasync", |b| {
         b.iter(|| {
             raw.write_all(&line).expect("write");
             raw.sync_data().expect("sync");
         })
     });
-    for (name, mode) in [("fs_always", SyncMode::Always), ("fs_group", SyncMode::Group), ("fs_never", SyncMode::Never)] {
+    for (name, mode) in [
+        ("fs_always", SyncMode::Always),
+        ("fs_group", SyncMode::Group),
+        ("fs_never", SyncMode::Never),
+    ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let s = store(dir.path(), mode);
         create(&s, "s");
@@ -67,8 +73,11 @@ fn appends_one_session(c: &mut Criterion) {
             })
         });
     }
-    let mut raw_nosync = OpenOptions::new().create(true).append(true).open(dir.path().join("raw2")).expect("open");
-    g.bench_function("raw_write_no_sync", |b| b.iter(|| raw_nosync.write_all(&line).expect("write")));
+    let mut raw_nosync =
+        OpenOptions::new().create(true).append(true).open(dir.path().join("raw2")).expect("open");
+    g.bench_function("raw_write_no_sync", |b| {
+        b.iter(|| raw_nosync.write_all(&line).expect("write"))
+    });
     g.finish();
 }
 
@@ -77,7 +86,11 @@ fn appends_32_sessions(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(5));
     const THREADS: usize = 32;
     g.throughput(Throughput::Elements(THREADS as u64));
-    for (name, mode) in [("fs_group", SyncMode::Group), ("fs_always", SyncMode::Always), ("fs_never", SyncMode::Never)] {
+    for (name, mode) in [
+        ("fs_group", SyncMode::Group),
+        ("fs_always", SyncMode::Always),
+        ("fs_never", SyncMode::Never),
+    ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let s = Arc::new(store(dir.path(), mode));
         for t in 0..THREADS {
@@ -119,7 +132,11 @@ fn open_and_list(c: &mut Criterion) {
             }
         }
     }
-    let bytes: u64 = std::fs::read_dir(dir.path()).expect("dir").filter_map(|e| e.ok()?.metadata().ok()).map(|m| m.len()).sum();
+    let bytes: u64 = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.len())
+        .sum();
     eprintln!("open_and_first_list: {sessions} sessions, {} MB on disk", bytes / 1_000_000);
     let mut g = c.benchmark_group("open_and_first_list");
     g.sample_size(10);
@@ -154,7 +171,10 @@ fn tail_of_big_session(c: &mut Criterion) {
         let mut cursor = s.get_active_leaf("big").expect("leaf");
         for _ in 0..50 {
             let Some(id) = cursor else { break };
-            cursor = s.get_entry("big", &id).expect("entry").and_then(|e| e.parent_id().map(String::from));
+            cursor = s
+                .get_entry("big", &id)
+                .expect("entry")
+                .and_then(|e| e.parent_id().map(String::from));
         }
     };
     g.bench_function(format!("{entries}_entries_cold_open_plus_tail50"), |b| {
@@ -181,10 +201,20 @@ fn streaming_disk_bytes(_c: &mut Criterion) {
         s.apply(&ChangeSet::new("s").with(Write::PutEntry(entry))).expect("update");
     }
     let disk = std::fs::metadata(dir.path().join("s.jsonl")).expect("stat").len();
-    let live = jsonl::encode_snapshot(&jsonl::replay(&std::fs::read(dir.path().join("s.jsonl")).expect("read")).0).len();
+    let live = jsonl::encode_snapshot(
+        &jsonl::replay(&std::fs::read(dir.path().join("s.jsonl")).expect("read")).0,
+    )
+    .len();
     let naive: usize = (1..=2000).map(|i| 4 * i + 250).sum();
     eprintln!("streaming_disk_bytes: 2000 growing updates: disk {disk} B, live {live} B, ratio {:.2}, uncompacted ≈ {naive} B", disk as f64 / live as f64);
 }
 
-criterion_group!(benches, appends_one_session, appends_32_sessions, open_and_list, tail_of_big_session, streaming_disk_bytes);
+criterion_group!(
+    benches,
+    appends_one_session,
+    appends_32_sessions,
+    open_and_list,
+    tail_of_big_session,
+    streaming_disk_bytes
+);
 criterion_main!(benches);

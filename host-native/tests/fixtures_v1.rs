@@ -46,7 +46,10 @@ fn legacy_three_line_appends() {
     // The half-written third append is completed, not duplicated, by a retry.
     let retry = message_entry("e_3", None, 5000, "retried");
     let applied = store
-        .apply(&ChangeSet::new("s_legacy").with(Write::CommitAppend { entry: retry, parent_explicit: false }))
+        .apply(
+            &ChangeSet::new("s_legacy")
+                .with(Write::CommitAppend { entry: retry, parent_explicit: false }),
+        )
         .expect("commit");
     let outcome = applied.commit.expect("outcome");
     assert!(outcome.committed);
@@ -70,7 +73,10 @@ fn append_and_commit_records() {
     assert_eq!((meta.message_count, meta.updated_at), (1, 1003));
     assert_eq!(serde_json::to_value(meta.status).expect("json"), "working");
     assert_eq!(v.leaf.as_deref(), Some("e_1"));
-    assert_eq!(v.entries.iter().map(|e| (e.id(), e.revision())).collect::<Vec<_>>(), [("e_0", 0), ("e_1", 1)]);
+    assert_eq!(
+        v.entries.iter().map(|e| (e.id(), e.revision())).collect::<Vec<_>>(),
+        [("e_0", 0), ("e_1", 1)]
+    );
     assert_eq!(committed(&dir, "s_append.jsonl"), ["e_0", "e_1"]);
     assert_eq!(v.attachments, [("a_1".to_string(), b"attached bytes".to_vec())]);
 }
@@ -83,9 +89,7 @@ fn percent_encoded_id() {
     let v = visible(&store, sid);
     assert_eq!(v.meta.map(|m| m.session_id).as_deref(), Some(sid));
     assert_eq!(v.leaf.as_deref(), Some("e_1"));
-    store
-        .apply(&ChangeSet::new(sid).with(Write::SetActiveLeaf("e_1".into())))
-        .expect("write");
+    store.apply(&ChangeSet::new(sid).with(Write::SetActiveLeaf("e_1".into()))).expect("write");
     assert!(dir.path().join("..%2Fescape%2Fchat%2042%3A%3F.jsonl").exists());
     assert!(!dir.path().parent().expect("parent").join("escape").exists());
 }

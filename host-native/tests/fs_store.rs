@@ -30,7 +30,12 @@ fn append_many(sid: &str, n: usize) -> Vec<Write> {
     let mut writes: Vec<Write> = (0..n)
         .map(|i| {
             let parent = (i > 0).then(|| format!("m{}", i - 1));
-            Write::PutEntry(message_entry(&format!("m{i}"), parent.as_deref(), 10 + i as i64, "many"))
+            Write::PutEntry(message_entry(
+                &format!("m{i}"),
+                parent.as_deref(),
+                10 + i as i64,
+                "many",
+            ))
         })
         .collect();
     writes.push(Write::SetActiveLeaf(format!("m{}", n - 1)));
@@ -62,7 +67,11 @@ fn a_group_is_all_or_nothing_at_every_crash_byte() {
         let whole = cut + 1 >= after.len();
         assert_eq!(v.entries.len(), if whole { 3 } else { 0 }, "cut at {cut}");
         assert_eq!(v.leaf.is_some(), whole, "cut at {cut}");
-        assert_eq!(v.meta.map(|m| m.message_count), Some(if whole { 3 } else { 0 }), "cut at {cut}");
+        assert_eq!(
+            v.meta.map(|m| m.message_count),
+            Some(if whole { 3 } else { 0 }),
+            "cut at {cut}"
+        );
     }
 }
 
@@ -74,14 +83,18 @@ fn nothing_is_written_outside_data_dir() {
     for sid in ["../escape/chat 42:?", "a/b", "%", "..", ".", "", "nul\0", "ü/../../x"] {
         apply(&store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
         for aid in ["../../../../etc/x", "..", "", "a/b"] {
-            let put = Write::PutAttachment { meta: attachment_meta(sid, aid, b"x"), bytes: b"x".to_vec() };
+            let put = Write::PutAttachment {
+                meta: attachment_meta(sid, aid, b"x"),
+                bytes: b"x".to_vec(),
+            };
             apply(&store, sid, vec![put]);
         }
         apply(&store, sid, commit(message_entry("e", None, 2, "x"), false));
     }
     apply(&store, "..", vec![Write::DeleteEntries, Write::DeleteAttachments, Write::DeleteMeta]);
     drop(store);
-    let outside: Vec<String> = common::tree(base.path()).into_iter().filter(|p| !p.starts_with("data")).collect();
+    let outside: Vec<String> =
+        common::tree(base.path()).into_iter().filter(|p| !p.starts_with("data")).collect();
     assert!(outside.is_empty(), "written outside data_dir: {outside:?}");
     assert_eq!(fs::read_dir(base.path()).expect("read").count(), 1);
     let store = open(&data);
@@ -167,7 +180,10 @@ fn an_interrupted_delete_is_rolled_back_or_finished_on_open() {
         let store = open(dir.path());
         for sid in ["kept", "gone"] {
             apply(&store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
-            let put = Write::PutAttachment { meta: attachment_meta(sid, "a", b"x"), bytes: b"x".to_vec() };
+            let put = Write::PutAttachment {
+                meta: attachment_meta(sid, "a", b"x"),
+                bytes: b"x".to_vec(),
+            };
             apply(&store, sid, vec![put]);
         }
     }
@@ -186,7 +202,8 @@ fn an_interrupted_delete_is_rolled_back_or_finished_on_open() {
 #[test]
 fn concurrent_group_commit_appends() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Group)).expect("open"));
+    let store =
+        Arc::new(FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Group)).expect("open"));
     let threads: Vec<_> = (0..8)
         .map(|t| {
             let store = Arc::clone(&store);
@@ -237,7 +254,10 @@ fn regression_rewrite_does_not_leave_a_pending_legacy_append() {
         }
     }
     let store = open(dir.path());
-    for writes in [vec![Write::PutMeta(sample_meta("s", 5))], commit(message_entry("e2", None, 9, "b"), false)] {
+    for writes in [
+        vec![Write::PutMeta(sample_meta("s", 5))],
+        commit(message_entry("e2", None, 9, "b"), false),
+    ] {
         let changes = ChangeSet { session_id: "s".into(), writes };
         assert_eq!(store.apply(&changes).expect("fs"), mem.apply(&changes).expect("mem"));
     }
@@ -257,7 +277,9 @@ fn regression_pending_legacy_append_without_leaf_is_harmless() {
     apply(&open(dir.path()), "s", writes.clone());
     apply(&mem, "s", writes);
     let store = open(dir.path());
-    for writes in [vec![Write::PutMeta(sample_meta("s", 5))], commit(message_entry("e0", None, 9, ""), false)] {
+    for writes in
+        [vec![Write::PutMeta(sample_meta("s", 5))], commit(message_entry("e0", None, 9, ""), false)]
+    {
         let changes = ChangeSet { session_id: "s".into(), writes };
         assert_eq!(store.apply(&changes).expect("fs"), mem.apply(&changes).expect("mem"));
     }

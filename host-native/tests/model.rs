@@ -26,9 +26,13 @@ enum Step {
     Apply(ChangeSet),
     Restart,
     /// Restart after cutting the last appended line at `at` (per mille of its length).
-    Crash { at: u16 },
+    Crash {
+        at: u16,
+    },
     /// Restart after a torn garbage fragment was left at the end of a session file.
-    TornTail { session: usize },
+    TornTail {
+        session: usize,
+    },
 }
 
 fn write_strategy(sid: &'static str) -> impl Strategy<Value = Write> {
@@ -98,7 +102,13 @@ fn model_of(history: &[ChangeSet]) -> MemStore {
 fn check(dir: &Path, store: &FsStore, model: &MemStore, when: &str) -> Result<(), TestCaseError> {
     prop_assert_eq!(common::listed(store), common::listed(model), "listed ({})", when);
     for sid in SESSIONS {
-        prop_assert_eq!(common::visible(store, sid), common::visible(model, sid), "{} ({})", sid, when);
+        prop_assert_eq!(
+            common::visible(store, sid),
+            common::visible(model, sid),
+            "{} ({})",
+            sid,
+            when
+        );
         let want = model.session_state(sid);
         let on_disk = fs::read(log_path(dir, sid)).map(|b| jsonl::replay(&b).0).unwrap_or_default();
         prop_assert_eq!(&on_disk.committed, &want.committed, "committed of {} ({})", sid, when);
@@ -146,7 +156,12 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                     && before.last().is_none_or(|b| *b == b'\n')
                     && after[before.len()..].iter().filter(|b| **b == b'\n').count() == 1
                     && !changes.writes.iter().any(|w| {
-                        matches!(w, Write::PutAttachment { .. } | Write::DeleteAttachment(_) | Write::DeleteAttachments)
+                        matches!(
+                            w,
+                            Write::PutAttachment { .. }
+                                | Write::DeleteAttachment(_)
+                                | Write::DeleteAttachments
+                        )
                     });
                 last = plain_append.then(|| LastLine {
                     sid: changes.session_id.clone(),
@@ -164,7 +179,10 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                 drop(store);
                 if let Some(line) = last.take() {
                     let cut = line.start + (line.end - line.start) * u64::from(at) / 1000;
-                    let file = OpenOptions::new().write(true).open(log_path(&dir, &line.sid)).expect("open");
+                    let file = OpenOptions::new()
+                        .write(true)
+                        .open(log_path(&dir, &line.sid))
+                        .expect("open");
                     file.set_len(cut).expect("truncate");
                     if cut + 1 < line.end {
                         history.pop();

@@ -26,7 +26,11 @@ pub fn message_added(session_id: &str, entry: &SessionEntry, timestamp: i64) -> 
     })
 }
 
-pub fn decide(store: &dyn Store, env: &Env<'_>, req: AppendRequest) -> Result<Plan<AppendResponse>> {
+pub fn decide(
+    store: &dyn Store,
+    env: &Env<'_>,
+    req: AppendRequest,
+) -> Result<Plan<AppendResponse>> {
     let sid = req.session_id;
     require_meta(store, &sid)?;
     if req.message.is_some() == req.custom.is_some() {
@@ -78,8 +82,7 @@ pub fn decide(store: &dyn Store, env: &Env<'_>, req: AppendRequest) -> Result<Pl
             }
         }
     };
-    let changes =
-        ChangeSet::new(sid.clone()).with(Write::CommitAppend { entry, parent_explicit });
+    let changes = ChangeSet::new(sid.clone()).with(Write::CommitAppend { entry, parent_explicit });
     let finish = Finish::AfterApply(Box::new(move |applied| {
         let commit = applied
             .commit

@@ -57,7 +57,6 @@ pub fn decide(
     meta.updated_at = now;
     changes.push(Write::SetActiveLeaf(last_entry_id.clone()));
     changes.push(Write::PutMeta(meta.clone()));
-    let events =
-        entries.iter().map(|e| Emitted::new(message_added(&sid, e, now), &meta)).collect();
+    let events = entries.iter().map(|e| Emitted::new(message_added(&sid, e, now), &meta)).collect();
     Ok(Plan::write(changes, AppendManyResponse { entry_ids, last_entry_id }, events))
 }

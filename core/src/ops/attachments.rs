@@ -76,14 +76,14 @@ pub fn put(
     Ok(Plan::write(changes, PutAttachmentResponse { attachment: meta, block }, Vec::new()))
 }
 
-pub fn get(store: &dyn Store, req: GetAttachmentRequest) -> Result<Plan<Option<GetAttachmentResponse>>> {
+pub fn get(
+    store: &dyn Store,
+    req: GetAttachmentRequest,
+) -> Result<Plan<Option<GetAttachmentResponse>>> {
     let response = if req.include_data.unwrap_or(true) {
-        store
-            .get_attachment(&req.session_id, &req.attachment_id)?
-            .map(|(attachment, bytes)| GetAttachmentResponse {
-                attachment,
-                data: Some(STANDARD.encode(bytes)),
-            })
+        store.get_attachment(&req.session_id, &req.attachment_id)?.map(|(attachment, bytes)| {
+            GetAttachmentResponse { attachment, data: Some(STANDARD.encode(bytes)) }
+        })
     } else {
         store
             .get_attachment_meta(&req.session_id, &req.attachment_id)?
@@ -95,15 +95,19 @@ pub fn get(store: &dyn Store, req: GetAttachmentRequest) -> Result<Plan<Option<G
 /// Every attachment of a session, sorted by `(created_at, attachment_id)`.
 pub fn sorted_attachments(store: &dyn Store, session_id: &str) -> Result<Vec<AttachmentMeta>> {
     let mut attachments = store.list_attachments(session_id)?;
-    attachments.sort_by(|a, b| {
-        (a.created_at, &a.attachment_id).cmp(&(b.created_at, &b.attachment_id))
-    });
+    attachments
+        .sort_by(|a, b| (a.created_at, &a.attachment_id).cmp(&(b.created_at, &b.attachment_id)));
     Ok(attachments)
 }
 
-pub fn list(store: &dyn Store, req: ListAttachmentsRequest) -> Result<Plan<ListAttachmentsResponse>> {
+pub fn list(
+    store: &dyn Store,
+    req: ListAttachmentsRequest,
+) -> Result<Plan<ListAttachmentsResponse>> {
     require_meta(store, &req.session_id)?;
-    Ok(Plan::read(ListAttachmentsResponse { attachments: sorted_attachments(store, &req.session_id)? }))
+    Ok(Plan::read(ListAttachmentsResponse {
+        attachments: sorted_attachments(store, &req.session_id)?,
+    }))
 }
 
 pub fn delete(

@@ -53,7 +53,11 @@ pub fn created_event(meta: &SessionMeta) -> Emitted {
     Emitted::new(event, meta)
 }
 
-pub fn decide(_store: &dyn Store, env: &Env<'_>, req: CreateRequest) -> Result<Plan<CreateResponse>> {
+pub fn decide(
+    _store: &dyn Store,
+    env: &Env<'_>,
+    req: CreateRequest,
+) -> Result<Plan<CreateResponse>> {
     let fields = NewSession {
         title: req.title,
         description: req.description,

@@ -10,7 +10,11 @@ use crate::events::{Emitted, SessionEvent};
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::{DeleteRequest, DeleteResponse, DeletedEvent};
 
-pub fn decide(store: &dyn Store, env: &Env<'_>, req: DeleteRequest) -> Result<Plan<DeleteResponse>> {
+pub fn decide(
+    store: &dyn Store,
+    env: &Env<'_>,
+    req: DeleteRequest,
+) -> Result<Plan<DeleteResponse>> {
     let Some(meta) = store.get_meta(&req.session_id)? else {
         return Ok(Plan::read(DeleteResponse { deleted: false }));
     };

@@ -9,7 +9,11 @@ use crate::error::{Result, SessionError};
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::{EnsureRequest, EnsureResponse};
 
-pub fn decide(store: &dyn Store, env: &Env<'_>, req: EnsureRequest) -> Result<Plan<EnsureResponse>> {
+pub fn decide(
+    store: &dyn Store,
+    env: &Env<'_>,
+    req: EnsureRequest,
+) -> Result<Plan<EnsureResponse>> {
     if req.session_id.is_empty() {
         return Err(SessionError::invalid_request("session_id must not be empty"));
     }

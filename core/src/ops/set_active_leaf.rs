@@ -11,7 +11,6 @@ use crate::wire::{SetActiveLeafRequest, SetActiveLeafResponse};
 pub fn decide(store: &dyn Store, req: SetActiveLeafRequest) -> Result<Plan<SetActiveLeafResponse>> {
     require_meta(store, &req.session_id)?;
     require_entry(store, &req.session_id, &req.entry_id)?;
-    let changes =
-        ChangeSet::new(req.session_id).with(Write::SetActiveLeaf(req.entry_id.clone()));
+    let changes = ChangeSet::new(req.session_id).with(Write::SetActiveLeaf(req.entry_id.clone()));
     Ok(Plan::write(changes, SetActiveLeafResponse { active_leaf: req.entry_id }, Vec::new()))
 }

@@ -9,7 +9,11 @@ use crate::events::{Emitted, SessionEvent};
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::{MetaUpdatedEvent, SetMetaRequest, SetMetaResponse};
 
-pub fn decide(store: &dyn Store, env: &Env<'_>, req: SetMetaRequest) -> Result<Plan<SetMetaResponse>> {
+pub fn decide(
+    store: &dyn Store,
+    env: &Env<'_>,
+    req: SetMetaRequest,
+) -> Result<Plan<SetMetaResponse>> {
     let mut meta = require_meta(store, &req.session_id)?;
     if req.title.is_none() && req.description.is_none() && req.metadata.is_none() {
         return Ok(Plan::read(SetMetaResponse { meta }));

@@ -37,5 +37,9 @@ pub fn decide(
     });
     let events = vec![Emitted::new(event, &meta)];
     let changes = ChangeSet::new(req.session_id).with(Write::PutMeta(meta));
-    Ok(Plan::write(changes, SetStatusResponse { status: req.status, previous_status: previous }, events))
+    Ok(Plan::write(
+        changes,
+        SetStatusResponse { status: req.status, previous_status: previous },
+        events,
+    ))
 }

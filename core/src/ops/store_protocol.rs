@@ -70,7 +70,11 @@ pub fn commit_append(store: &dyn Store, req: CommitAppendRequest) -> Result<Comm
         .apply(&changes)?
         .commit
         .ok_or_else(|| SessionError::storage("store did not report the append commit"))?;
-    Ok(CommitAppendResponse { committed: outcome.committed, entry: outcome.entry, meta: outcome.meta })
+    Ok(CommitAppendResponse {
+        committed: outcome.committed,
+        entry: outcome.entry,
+        meta: outcome.meta,
+    })
 }
 
 pub fn put_attachment(store: &dyn Store, req: PutAttachmentRequest) -> Result<OkResponse> {
@@ -81,19 +85,24 @@ pub fn put_attachment(store: &dyn Store, req: PutAttachmentRequest) -> Result<Ok
     apply_one(store, &sid, Write::PutAttachment { meta: req.meta, bytes })
 }
 
-pub fn get_attachment(store: &dyn Store, req: AttachmentIdRequest) -> Result<Option<StoredAttachment>> {
+pub fn get_attachment(
+    store: &dyn Store,
+    req: AttachmentIdRequest,
+) -> Result<Option<StoredAttachment>> {
     Ok(store
         .get_attachment(&req.session_id, &req.attachment_id)?
         .map(|(meta, bytes)| StoredAttachment { meta, data: STANDARD.encode(bytes) }))
 }
 
-pub fn list_attachments(store: &dyn Store, req: SessionIdRequest) -> Result<ListAttachmentsResponse> {
+pub fn list_attachments(
+    store: &dyn Store,
+    req: SessionIdRequest,
+) -> Result<ListAttachmentsResponse> {
     Ok(ListAttachmentsResponse { attachments: store.list_attachments(&req.session_id)? })
 }
 
 pub fn delete_attachment(store: &dyn Store, req: AttachmentIdRequest) -> Result<DeletedResponse> {
-    let changes =
-        ChangeSet::new(req.session_id).with(Write::DeleteAttachment(req.attachment_id));
+    let changes = ChangeSet::new(req.session_id).with(Write::DeleteAttachment(req.attachment_id));
     let deleted = store.apply(&changes)?.attachments_deleted.first().copied().unwrap_or(false);
     Ok(DeletedResponse { deleted })
 }

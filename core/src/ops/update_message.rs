@@ -68,5 +68,9 @@ pub fn decide(
     meta.updated_at = now;
     let events = vec![Emitted::new(event, &meta)];
     let changes = ChangeSet::new(sid).with(Write::PutEntry(entry)).with(Write::PutMeta(meta));
-    Ok(Plan::write(changes, UpdateMessageResponse { updated: true, revision: new_revision }, events))
+    Ok(Plan::write(
+        changes,
+        UpdateMessageResponse { updated: true, revision: new_revision },
+        events,
+    ))
 }

@@ -39,7 +39,12 @@ impl Attachments {
         (dir.join(format!("{stem}.bin")), dir.join(format!("{stem}.json")))
     }
 
-    pub(crate) fn put(&self, meta: &AttachmentMeta, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
+    pub(crate) fn put(
+        &self,
+        meta: &AttachmentMeta,
+        bytes: &[u8],
+        sync: bool,
+    ) -> Result<(), StoreError> {
         let dir = self.dir(&meta.session_id);
         fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, &e))?;
         let (bin, json) = self.paths(&meta.session_id, &meta.attachment_id);
@@ -54,7 +59,11 @@ impl Attachments {
         Ok(())
     }
 
-    pub(crate) fn get_meta(&self, sid: &str, aid: &str) -> Result<Option<AttachmentMeta>, StoreError> {
+    pub(crate) fn get_meta(
+        &self,
+        sid: &str,
+        aid: &str,
+    ) -> Result<Option<AttachmentMeta>, StoreError> {
         let (_, json) = self.paths(sid, aid);
         match fs::read(&json) {
             Ok(bytes) => parse_meta(&json, &bytes).map(Some),
@@ -63,7 +72,11 @@ impl Attachments {
         }
     }
 
-    pub(crate) fn get(&self, sid: &str, aid: &str) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
+    pub(crate) fn get(
+        &self,
+        sid: &str,
+        aid: &str,
+    ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
         let Some(meta) = self.get_meta(sid, aid)? else { return Ok(None) };
         let (bin, _) = self.paths(sid, aid);
         let bytes = fs::read(&bin).map_err(|e| io_err("read", &bin, &e))?;
@@ -161,6 +174,7 @@ fn tmp_of(path: &Path) -> PathBuf {
 }
 
 fn parse_meta(path: &Path, bytes: &[u8]) -> Result<AttachmentMeta, StoreError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::new(format!("fs store: malformed attachment meta {}: {e}", path.display())))
+    serde_json::from_slice(bytes).map_err(|e| {
+        StoreError::new(format!("fs store: malformed attachment meta {}: {e}", path.display()))
+    })
 }

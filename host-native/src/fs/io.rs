@@ -14,7 +14,12 @@ pub(crate) fn io_err(action: &str, path: &Path, e: &io::Error) -> StoreError {
 
 /// Writes `bytes` to `tmp`, optionally fsyncs it, then renames it over `path`. The directory entry
 /// is made durable by the caller ([`sync_dir`]) when it needs to be.
-pub(crate) fn write_atomic(path: &Path, tmp: &Path, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
+pub(crate) fn write_atomic(
+    path: &Path,
+    tmp: &Path,
+    bytes: &[u8],
+    sync: bool,
+) -> Result<(), StoreError> {
     let result = (|| -> io::Result<()> {
         let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(tmp)?;
         file.write_all(bytes)?;

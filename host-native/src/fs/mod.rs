@@ -192,7 +192,8 @@ impl FsStore {
             return;
         }
         loaded.sort_by_key(|l| l.0);
-        let (byte_goal, count_goal) = (self.cfg.cache_bytes / 4 * 3, self.cfg.max_cached_sessions / 4 * 3);
+        let (byte_goal, count_goal) =
+            (self.cfg.cache_bytes / 4 * 3, self.cfg.max_cached_sessions / 4 * 3);
         for (_, cost, slot) in loaded {
             if bytes <= byte_goal && count <= count_goal {
                 break;
@@ -206,11 +207,16 @@ impl FsStore {
         }
     }
 
-    fn apply_locked(&self, slot: &mut Option<Loaded>, changes: &ChangeSet) -> Result<Applied, StoreError> {
+    fn apply_locked(
+        &self,
+        slot: &mut Option<Loaded>,
+        changes: &ChangeSet,
+    ) -> Result<Applied, StoreError> {
         let sid = changes.session_id.as_str();
         let ctx = self.ctx();
         let durable = ctx.sync != SyncMode::Never;
-        let loaded = slot.as_mut().ok_or_else(|| StoreError::new("fs store: session not loaded"))?;
+        let loaded =
+            slot.as_mut().ok_or_else(|| StoreError::new("fs store: session not loaded"))?;
         let (log, commit) = match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
             Ok(planned) => planned,
             Err(e) => {
@@ -258,9 +264,13 @@ impl FsStore {
         if let Err(e) = result {
             *slot = None;
             if let Some(trash) = trashed {
-                let _ = fs::rename(&trash, self.cfg.data_dir.join("attachments").join(
-                    session_core::jsonl::attachment_dir_name(sid),
-                ));
+                let _ = fs::rename(
+                    &trash,
+                    self.cfg
+                        .data_dir
+                        .join("attachments")
+                        .join(session_core::jsonl::attachment_dir_name(sid)),
+                );
             }
             return Err(e);
         }
@@ -280,7 +290,9 @@ impl FsStore {
         if has_attachment_deletes {
             for write in writes {
                 match write {
-                    Write::PutAttachment { meta, bytes } => self.attachments.put(meta, bytes, durable)?,
+                    Write::PutAttachment { meta, bytes } => {
+                        self.attachments.put(meta, bytes, durable)?
+                    }
                     Write::DeleteAttachment(aid) => {
                         applied.attachments_deleted.push(self.attachments.delete(sid, aid)?);
                     }
@@ -314,7 +326,11 @@ impl Store for FsStore {
         self.catalog.list(&self.cfg.data_dir)
     }
 
-    fn get_entry(&self, session_id: &str, entry_id: &str) -> Result<Option<SessionEntry>, StoreError> {
+    fn get_entry(
+        &self,
+        session_id: &str,
+        entry_id: &str,
+    ) -> Result<Option<SessionEntry>, StoreError> {
         self.read(session_id, |l| l.state.entries.get(entry_id).cloned())
     }
 

@@ -109,7 +109,12 @@ impl Loaded {
 
     /// Appends the records of one change set (already applied to the cached state) as one line
     /// (plain record or `group`) and flushes.
-    pub(crate) fn append(&mut self, ctx: &Ctx<'_>, sid: &str, records: &[Record]) -> Result<(), StoreError> {
+    pub(crate) fn append(
+        &mut self,
+        ctx: &Ctx<'_>,
+        sid: &str,
+        records: &[Record],
+    ) -> Result<(), StoreError> {
         let path = ctx.log_path(sid);
         let file = self.open(&path).map_err(|e| io_err("open", &path, &e))?;
         let created = !self.on_disk;

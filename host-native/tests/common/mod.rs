@@ -46,7 +46,8 @@ pub fn visible(store: &dyn Store, sid: &str) -> Visible {
         .expect("list_attachments")
         .into_iter()
         .map(|m| {
-            let (_, bytes) = store.get_attachment(sid, &m.attachment_id).expect("get").expect("present");
+            let (_, bytes) =
+                store.get_attachment(sid, &m.attachment_id).expect("get").expect("present");
             (m.attachment_id, bytes)
         })
         .collect();
@@ -61,7 +62,8 @@ pub fn visible(store: &dyn Store, sid: &str) -> Visible {
 
 /// Session ids listed, sorted.
 pub fn listed(store: &dyn Store) -> Vec<String> {
-    let mut ids: Vec<String> = store.list_metas().expect("list").into_iter().map(|m| m.session_id).collect();
+    let mut ids: Vec<String> =
+        store.list_metas().expect("list").into_iter().map(|m| m.session_id).collect();
     ids.sort();
     ids
 }

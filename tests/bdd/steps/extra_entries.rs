@@ -58,7 +58,9 @@ fn elided_items(w: &mut SessionWorld, path: String, ids: String) {
 /// newest page first, then `before_entry_id` = `oldest_entry_id` until `has_more` is false; no
 /// page may be empty while `has_more` is true; the concatenated ids must equal
 /// `session::messages {include_custom: true}` exactly (no gaps, no duplicates).
-#[then(regex = r#"^walking "([^"]*)" back with messages-tail at limit (\d+) reproduces messages with include_custom$"#)]
+#[then(
+    regex = r#"^walking "([^"]*)" back with messages-tail at limit (\d+) reproduces messages with include_custom$"#
+)]
 fn walk_back(w: &mut SessionWorld, sid: String, limit: usize) {
     let ids_of = |v: &Value| -> Vec<String> {
         v["messages"]

@@ -11,7 +11,13 @@ use crate::world::SessionWorld;
 /// `When I call "session::list" with {...} passing the previous "next_cursor" as "cursor"`: the
 /// value at the dotted path of the last (successful) response is put under the given key.
 #[when(regex = r#"^I call "([^"]+)" with (\{.*\}) passing the previous "([^"]+)" as "([^"]+)"$"#)]
-fn call_passing(w: &mut SessionWorld, function: String, payload: String, path: String, key: String) {
+fn call_passing(
+    w: &mut SessionWorld,
+    function: String,
+    payload: String,
+    path: String,
+    key: String,
+) {
     let value = json::at(w.response(), &path)
         .unwrap_or_else(|| panic!("field {path} is absent in {}", w.response()))
         .clone();
