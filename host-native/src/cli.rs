@@ -25,4 +25,42 @@ pub struct Cli {
     /// Print the worker manifest (JSON) and exit without connecting.
     #[arg(long)]
     pub manifest: bool,
+    /// Offline work on a data_dir instead of running the worker.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Offline subcommands: move sessions between a data_dir and exported `.jsonl` files.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Export one session (`--session`) or every session of a data_dir to `<enc(id)>.jsonl`
+    /// files (attachments are copied beside them, in the data_dir layout).
+    Export {
+        /// The data_dir to read (default: the worker's default, `data/session-manager` under
+        /// `III_COMPOSE_DIR` or the working directory).
+        #[arg(long)]
+        data_dir: Option<String>,
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Output folder.
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Write the replayed snapshot instead of the full log (drops streaming history).
+        #[arg(long)]
+        snapshot: bool,
+    },
+    /// Import exported `.jsonl` files (and the `attachments/` folder beside them) into a
+    /// data_dir, replaying each with the store's rules.
+    Import {
+        /// The data_dir to write (default as for export).
+        #[arg(long)]
+        data_dir: Option<String>,
+        /// Overwrite sessions that already exist.
+        #[arg(long)]
+        replace: bool,
+        /// The `.jsonl` files to import.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }

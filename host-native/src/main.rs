@@ -1,11 +1,45 @@
 //! `session-manager`: the iii worker binary (CLI in [`session_manager::cli`]).
 
 use clap::Parser;
-use session_manager::{boot, cli::Cli, manifest};
+use session_manager::cli::{Cli, Command};
+use session_manager::config::{default_data_dir, resolve_data_dir};
+use session_manager::{boot, manifest, transfer};
+
+/// Runs an offline export / import and prints one line per session moved.
+fn run_offline(command: Command) -> ! {
+    let dir = |d: Option<String>| resolve_data_dir(&d.unwrap_or_else(default_data_dir));
+    let moved = match command {
+        Command::Export { data_dir, session, out, snapshot } => {
+            let format = if snapshot { transfer::Format::Snapshot } else { transfer::Format::Log };
+            match session {
+                Some(id) => {
+                    transfer::export_session(&dir(data_dir), &id, &out, format).map(|m| vec![m])
+                }
+                None => transfer::export_all(&dir(data_dir), &out, format),
+            }
+        }
+        Command::Import { data_dir, replace, files } => {
+            transfer::import_files(&dir(data_dir), &files, replace)
+        }
+    };
+    match moved {
+        Ok(moved) => {
+            moved.iter().for_each(|m| println!("{m}"));
+            std::process::exit(0)
+        }
+        Err(e) => {
+            eprintln!("session-manager: {e}");
+            std::process::exit(1)
+        }
+    }
+}
 
 #[tokio::main]
 async fn main() {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Some(command) = cli.command.take() {
+        run_offline(command);
+    }
     if cli.manifest {
         println!("{}", serde_json::to_string_pretty(&manifest::manifest()).unwrap_or_default());
         return;
