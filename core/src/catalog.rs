@@ -81,15 +81,22 @@ pub struct TriggerType {
 /// The draft-07 root schema of `T`, exactly as iii-sdk 0.24 derives it at registration.
 #[cfg(feature = "schema")]
 pub fn schema_of<T: schemars::JsonSchema>() -> Value {
-    let root = schemars::gen::SchemaSettings::draft07().into_generator().into_root_schema_for::<T>();
+    let root =
+        schemars::gen::SchemaSettings::draft07().into_generator().into_root_schema_for::<T>();
     serde_json::to_value(root).unwrap_or(Value::Null)
 }
 
 /// Decodes a request; `null` counts as `{}`. Requests are JSON objects: anything else (serde
 /// would fill a struct from an array by position) and every shape error is
-/// `session/invalid_request`.
+/// `session/invalid_request`, and so is a request past the [`limits`](crate::limits) (depth,
+/// [`MAX_REQUEST_BYTES`](crate::limits::MAX_REQUEST_BYTES), id length), checked before serde.
 pub fn decode_request<T: DeserializeOwned>(payload: Value) -> Result<T> {
-    let payload = match payload {
+    decode_request_within(payload, crate::limits::MAX_REQUEST_BYTES)
+}
+
+/// [`decode_request`] with a size budget of `max_bytes` ([`crate::limits::request_budget`]).
+pub fn decode_request_within<T: DeserializeOwned>(payload: Value, max_bytes: usize) -> Result<T> {
+    let payload = match crate::limits::check(payload, max_bytes)? {
         Value::Null => Value::Object(Object::new()),
         object @ Value::Object(_) => object,
         other => {
@@ -152,7 +159,8 @@ macro_rules! catalog {
         ) -> Option<Result<Outcome<Value>>> {
             match id {
                 $( $id => Some((|| {
-                    let $r: $Req = decode_request(payload)?;
+                    let budget = crate::limits::request_budget($id, &env.limits);
+                    let $r: $Req = decode_request_within(payload, budget)?;
                     let ($s, $e) = (store, env);
                     let outcome: Outcome<$Resp> = $body?;
                     encode(outcome)
@@ -287,6 +295,23 @@ catalog! {
     "session::store::set-active-leaf", StoreProtocol, proto::EntryIdRequest => proto::OkResponse,
         "Internal store protocol: move a session's active leaf pointer.",
         |s, e, r| sp::set_active_leaf(s, r).map(Outcome::silent);
+}
+
+/// [`dispatch`] for a caller that may name any function: an id outside the catalog is
+/// `session/invalid_request` (hosts register only catalog ids, so only direct callers see it).
+pub fn call(store: &dyn Store, env: &Env<'_>, id: &str, payload: Value) -> Result<Outcome<Value>> {
+    dispatch(store, env, id, payload).unwrap_or_else(|| {
+        Err(SessionError::invalid_request(format!("unknown function {}", clip(id))))
+    })
+}
+
+/// At most 128 bytes of `text` (cut at a char boundary), for echoing caller input in errors.
+fn clip(text: &str) -> &str {
+    let mut end = text.len().min(128);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// Looks a function up by id.

@@ -30,6 +30,7 @@ pub fn encode<T: Serialize>(cursor: &T) -> String {
 
 /// Decodes a cursor; anything malformed is `session/invalid_cursor`.
 pub fn decode<T: DeserializeOwned>(cursor: &str) -> Result<T> {
+    crate::limits::check_cursor(cursor)?;
     let bytes = STANDARD
         .decode(cursor)
         .map_err(|_| SessionError::invalid_cursor("cursor is not valid base64"))?;

@@ -77,6 +77,9 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// Longest serde detail quoted in an `invalid request` message.
+pub const MAX_DETAIL_BYTES: usize = 512;
+
 /// A failed call: a code plus human text. `Display` gives the wire message `"<code>: <text>"`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionError {
@@ -102,9 +105,19 @@ impl SessionError {
         )
     }
 
-    /// A request that failed to decode (wrong types, missing fields, unknown enum values).
+    /// A request that failed to decode (wrong types, missing fields, unknown enum values). serde
+    /// quotes the offending value, so the detail is cut after [`MAX_DETAIL_BYTES`].
     pub fn bad_request_shape(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::InvalidRequest, format!("invalid request: {detail}"))
+        let mut text = format!("invalid request: {detail}");
+        if text.len() > MAX_DETAIL_BYTES {
+            let mut end = MAX_DETAIL_BYTES;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push('…');
+        }
+        Self::new(ErrorCode::InvalidRequest, text)
     }
 
     pub fn invalid_request(text: impl Into<String>) -> Self {

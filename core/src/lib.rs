@@ -50,6 +50,7 @@ pub mod error;
 pub mod events;
 pub mod filter;
 pub mod jsonl;
+pub mod limits;
 pub mod mem_store;
 pub mod ops;
 pub mod path;

@@ -1,0 +1,167 @@
+//! Request limits, checked on the parsed payload before serde sees it (README "Limits"): nesting
+//! depth, size and id length. Nothing here recurses, so a payload of any depth is measured, refused
+//! and dropped without growing the stack — serde's own depth limit only guards parsing from text,
+//! and a host may hand the core a `Value` built any other way (a JS object, a test).
+
+use alloc::format;
+use alloc::vec::Vec;
+use serde_json::Value;
+
+use crate::env::Limits;
+use crate::error::{Result, SessionError};
+use crate::jsonl::enc;
+
+/// Deepest accepted nesting of arrays and objects in a request (the request object counts as
+/// one). Stored records add at most three levels, so every log line stays far below the 128 that
+/// `serde_json` accepts when a log is replayed.
+pub const MAX_DEPTH: usize = 64;
+
+/// Largest accepted request, measured as about the length of its JSON text (string and key bytes
+/// plus a few bytes per value). `put-attachment` may be larger: see [`request_budget`].
+pub const MAX_REQUEST_BYTES: usize = 32 << 20;
+
+/// Longest accepted id (session, entry, parent, attachment), counted once file-name encoded
+/// (contract §5.2: bytes outside `[A-Za-z0-9._-]` count three), so every id names a file.
+pub const MAX_ID_BYTES: usize = 200;
+
+/// Longest accepted pagination cursor; the core issues cursors of a few hundred bytes.
+pub const MAX_CURSOR_BYTES: usize = 4096;
+
+/// Where a request carries ids: top-level fields, and the records of the store protocol.
+const ID_POINTERS: &[&str] = &[
+    "/session_id",
+    "/entry_id",
+    "/parent_id",
+    "/attachment_id",
+    "/from_entry_id",
+    "/to_entry_id",
+    "/after_entry_id",
+    "/before_entry_id",
+    "/until_entry_id",
+    "/meta/session_id",
+    "/meta/attachment_id",
+    "/entry/id",
+    "/entry/parent_id",
+];
+
+/// Arrays of ids.
+const ID_LIST_POINTERS: &[&str] = &["/entry_ids", "/attachment_ids"];
+
+/// The size budget of a request to function `id`: [`MAX_REQUEST_BYTES`], or for the two
+/// `put-attachment` functions enough for `max_attachment_bytes` in base64 plus 64 KiB.
+pub fn request_budget(id: &str, limits: &Limits) -> usize {
+    if !id.ends_with("::put-attachment") {
+        return MAX_REQUEST_BYTES;
+    }
+    let bytes = usize::try_from(limits.max_attachment_bytes).unwrap_or(usize::MAX);
+    let base64 = bytes.div_ceil(3).saturating_mul(4);
+    MAX_REQUEST_BYTES.max(base64.saturating_add(64 << 10))
+}
+
+/// Checks depth, size and ids of a request. On refusal the payload is taken apart iteratively.
+pub fn check(payload: Value, max_bytes: usize) -> Result<Value> {
+    match measure(&payload, max_bytes).and_then(|()| check_ids(&payload)) {
+        Ok(()) => Ok(payload),
+        Err(e) => {
+            drop_flat(payload);
+            Err(e)
+        }
+    }
+}
+
+/// Walks the value with an explicit stack; stops at the first excess.
+fn measure(payload: &Value, max_bytes: usize) -> Result<()> {
+    let mut size = 0usize;
+    let mut stack: Vec<(&Value, usize)> = alloc::vec![(payload, 1)];
+    while let Some((value, depth)) = stack.pop() {
+        size = size.saturating_add(match value {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(_) => 8,
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => 2 + items.len(),
+            Value::Object(map) => 2 + map.keys().map(|k| k.len() + 4).sum::<usize>(),
+        });
+        if size > max_bytes {
+            return Err(SessionError::invalid_request(format!(
+                "request is larger than {max_bytes} bytes"
+            )));
+        }
+        let children: &mut dyn Iterator<Item = &Value> = match value {
+            Value::Array(items) => &mut items.iter(),
+            Value::Object(map) => &mut map.values(),
+            _ => continue,
+        };
+        for child in children {
+            if matches!(child, Value::Array(_) | Value::Object(_)) && depth >= MAX_DEPTH {
+                return Err(SessionError::invalid_request(format!(
+                    "request nests deeper than {MAX_DEPTH} levels"
+                )));
+            }
+            stack.push((child, depth + 1));
+        }
+    }
+    Ok(())
+}
+
+fn check_id(pointer: &str, id: &str) -> Result<()> {
+    let encoded = enc(id).len();
+    if encoded > MAX_ID_BYTES {
+        return Err(SessionError::invalid_request(format!(
+            "{} is too long: {encoded} bytes file-name encoded, the limit is {MAX_ID_BYTES}",
+            pointer.trim_start_matches('/').replace('/', ".")
+        )));
+    }
+    Ok(())
+}
+
+fn check_ids(payload: &Value) -> Result<()> {
+    for pointer in ID_POINTERS {
+        if let Some(Value::String(id)) = payload.pointer(pointer) {
+            check_id(pointer, id)?;
+        }
+    }
+    for pointer in ID_LIST_POINTERS {
+        if let Some(Value::Array(items)) = payload.pointer(pointer) {
+            for id in items.iter().filter_map(Value::as_str) {
+                check_id(pointer, id)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Drops a value of any depth without recursion: children are moved out before their parent goes.
+pub fn drop_flat(value: Value) {
+    let mut stack = alloc::vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// Checks a cursor's length before it is decoded.
+pub fn check_cursor(cursor: &str) -> Result<()> {
+    if cursor.len() > MAX_CURSOR_BYTES {
+        return Err(SessionError::invalid_cursor(format!(
+            "cursor is longer than {MAX_CURSOR_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// Builds `{"k": {"k": … {}}}` nested `depth` levels deep, without recursion (for tests).
+pub fn nested_object(key: &str, depth: usize) -> Value {
+    let mut value = Value::Object(serde_json::Map::new());
+    for _ in 1..depth {
+        let mut map = serde_json::Map::new();
+        map.insert(key.into(), value);
+        value = Value::Object(map);
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests;

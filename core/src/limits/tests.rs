@@ -1,0 +1,92 @@
+//! Unit tests of the request limits: depth, size, ids and cursors, measured without recursion.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::catalog;
+use crate::error::ErrorCode;
+use crate::{Env, ManualClock, MemStore, SeqIds};
+
+fn code(result: Result<Value>) -> Option<ErrorCode> {
+    result.err().map(|e| e.code)
+}
+
+#[test]
+fn depth_at_the_limit_passes_one_more_fails() {
+    let ok = json!({ "metadata": nested_object("k", MAX_DEPTH - 1) });
+    assert!(check(ok, MAX_REQUEST_BYTES).is_ok());
+    let deep = json!({ "metadata": nested_object("k", MAX_DEPTH) });
+    let error = check(deep, MAX_REQUEST_BYTES).expect_err("too deep");
+    assert_eq!(error.code, ErrorCode::InvalidRequest);
+    assert!(error.to_string().contains("deeper than 64"), "{error}");
+}
+
+#[test]
+fn a_million_levels_are_refused_and_dropped_flat() {
+    let mut value = Value::Array(Vec::new());
+    for _ in 0..1_000_000 {
+        value = Value::Array(alloc::vec![value]);
+    }
+    assert_eq!(code(check(value, MAX_REQUEST_BYTES)), Some(ErrorCode::InvalidRequest));
+    let deep = nested_object("metadata", 1_000_000);
+    assert_eq!(code(check(deep, MAX_REQUEST_BYTES)), Some(ErrorCode::InvalidRequest));
+}
+
+#[test]
+fn size_is_about_the_json_length() {
+    let text = String::from_utf8(alloc::vec![b'x'; 1000]).expect("ascii");
+    assert!(check(json!({ "title": text }), 1100).is_ok());
+    let error = check(json!({ "title": text }), 900).expect_err("too large");
+    assert!(error.to_string().contains("larger than 900 bytes"), "{error}");
+}
+
+#[test]
+fn attachment_budget_follows_the_configured_limit() {
+    let small = Limits { max_attachment_bytes: 10, ..Limits::default() };
+    assert_eq!(request_budget("session::put-attachment", &small), MAX_REQUEST_BYTES);
+    let big = Limits { max_attachment_bytes: 300 << 20, ..Limits::default() };
+    assert_eq!(request_budget("session::store::put-attachment", &big), (400 << 20) + (64 << 10));
+    assert_eq!(request_budget("session::append", &big), MAX_REQUEST_BYTES);
+}
+
+#[test]
+fn ids_are_limited_once_encoded() {
+    let fits = "a".repeat(MAX_ID_BYTES);
+    assert!(check(json!({ "session_id": fits }), MAX_REQUEST_BYTES).is_ok());
+    let slashes = "/".repeat(MAX_ID_BYTES / 3 + 1);
+    let error = check(json!({ "session_id": slashes }), MAX_REQUEST_BYTES).expect_err("long");
+    assert!(error.to_string().contains("session_id is too long"), "{error}");
+    for payload in [
+        json!({ "entry": { "id": "a".repeat(MAX_ID_BYTES + 1) } }),
+        json!({ "meta": { "attachment_id": "é".repeat(40) } }),
+        json!({ "entry_ids": ["e1", "a".repeat(65_536)] }),
+    ] {
+        assert_eq!(code(check(payload, MAX_REQUEST_BYTES)), Some(ErrorCode::InvalidRequest));
+    }
+}
+
+#[test]
+fn long_cursors_are_invalid_cursors() {
+    let error = crate::cursor::decode::<crate::cursor::EntryCursor>(&"A".repeat(5000))
+        .expect_err("too long");
+    assert_eq!(error.code, ErrorCode::InvalidCursor);
+}
+
+#[test]
+fn unknown_functions_and_long_serde_details_answer_session_codes() {
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let store = MemStore::new();
+    let error = catalog::call(&store, &env, &"x".repeat(10_000), json!({})).expect_err("unknown");
+    assert_eq!(error.code, ErrorCode::InvalidRequest);
+    assert!(error.to_string().len() < 300, "the id is clipped");
+    let huge = "y".repeat(100_000);
+    let error = catalog::call(&store, &env, "session::get", json!({ "session_id": 1, "x": huge }))
+        .expect_err("wrong type");
+    assert!(error.to_string().starts_with("session/invalid_request: invalid request: "));
+    let error =
+        catalog::call(&store, &env, "session::list", json!({ "status": huge })).expect_err("enum");
+    assert!(error.to_string().len() < 1024, "serde detail is cut: {}", error.to_string().len());
+}
