@@ -71,4 +71,6 @@ pub use ops::{Outcome, Plan};
 pub use store::{Applied, ChangeSet, Store, Write};
 
 #[cfg(test)]
+mod fuzz_regressions;
+#[cfg(test)]
 mod tests;

@@ -52,9 +52,14 @@ pub struct CommitOutcome {
 }
 
 impl SessionState {
-    /// True when nothing is stored (the fs store then removes the file).
+    /// True when nothing is stored (the fs store then removes the file). Commit markers count:
+    /// a log of nothing but `commit` lines replays to markers that a later `commit_append` of
+    /// the same id reads, so dropping them would make stores disagree about that append.
     pub fn is_empty(&self) -> bool {
-        self.meta.is_none() && self.entries.is_empty() && self.leaf.is_none()
+        self.meta.is_none()
+            && self.entries.is_empty()
+            && self.leaf.is_none()
+            && self.committed.is_empty()
     }
 
     /// True while a legacy `leaf` record waits for the `meta` that completes it (contract §5.4).
@@ -77,7 +82,9 @@ impl SessionState {
             }
             Record::Leaf { entry_id } => {
                 self.leaf = entry_id.clone();
-                self.pending_legacy_append = true;
+                // Only a leaf has a path to mark committed: with none, the flag would change
+                // nothing but would be lost by the snapshot (which writes no `leaf` line).
+                self.pending_legacy_append = entry_id.is_some();
             }
             Record::Append { entry, meta } => {
                 let id: String = entry.id().into();
