@@ -16,12 +16,11 @@ pub struct Cli {
     /// stored value.
     #[arg(long, value_name = "YAML")]
     pub config: Option<PathBuf>,
-    /// When the fs store flushes to stable storage: `group` (default; every write is fsynced
-    /// before its answer, concurrent writers share a flush), `always` (one fsync per write) or
-    /// `never` (survives a process crash, not a power loss).
-    #[arg(long, env = "SESSION_MANAGER_FS_SYNC", default_value = "group",
-          value_parser = crate::runtime::parse_sync_mode)]
-    pub fs_sync: crate::fs::SyncMode,
+    /// Overrides the fs adapter's `fsync` config key for this process: `group` (every write is
+    /// fsynced before its answer, concurrent writers share a flush), `always` (one fsync per
+    /// write) or `never` (survives a process crash, not a power loss). Unset: the key decides.
+    #[arg(long, env = "SESSION_MANAGER_FS_SYNC", value_parser = crate::runtime::parse_sync_mode)]
+    pub fs_sync: Option<crate::fs::SyncMode>,
     /// Print the worker manifest (JSON) and exit without connecting.
     #[arg(long)]
     pub manifest: bool,

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use session_core::Limits;
 
+use crate::fs::SyncMode;
+
 /// The configuration id in the configuration worker.
 pub const CONFIG_ID: &str = "session-manager";
 /// Relative default of the fs adapter's `data_dir`.
@@ -51,6 +53,12 @@ pub struct FsAdapterConfig {
     /// working directory), `~` against the home directory.
     #[serde(default = "default_data_dir")]
     pub data_dir: String,
+    /// When writes reach stable storage: `group` (default: every write is flushed before it is
+    /// acknowledged, concurrent writers share one flush), `always` (one flush per write, same
+    /// guarantee) or `never` (the OS writes back when it likes: survives a worker crash, not a
+    /// power loss). The worker's `--fs-sync` flag, when given, overrides it.
+    #[serde(default)]
+    pub fsync: SyncMode,
 }
 
 /// Config of the bridge adapter.
@@ -91,7 +99,7 @@ fn compose_dir() -> Option<PathBuf> {
 
 impl Default for FsAdapterConfig {
     fn default() -> Self {
-        FsAdapterConfig { data_dir: default_data_dir() }
+        FsAdapterConfig { data_dir: default_data_dir(), fsync: SyncMode::default() }
     }
 }
 
@@ -243,7 +251,8 @@ mod tests {
         );
         let fs = WorkerConfig::from_yaml("adapter:\n  name: fs\n  config:\n    data_dir: /tmp/x\n")
             .unwrap();
-        assert_eq!(fs.adapter, AdapterConfig::Fs(FsAdapterConfig { data_dir: "/tmp/x".into() }));
+        let want = FsAdapterConfig { data_dir: "/tmp/x".into(), fsync: SyncMode::Group };
+        assert_eq!(fs.adapter, AdapterConfig::Fs(want));
         assert!(WorkerConfig::from_value(json!({"adapter": {"name": "fs"}})).is_ok());
     }
 
@@ -255,6 +264,36 @@ mod tests {
         assert_eq!(adapter["oneOf"].as_array().map(Vec::len), Some(2), "{adapter}");
         assert_eq!(schema["example"]["adapter"]["name"], "fs");
         assert_eq!(schema["example"]["max_list_limit"], 500);
+        assert_eq!(schema["example"]["adapter"]["config"]["fsync"], "group");
+        let fs = &schema["definitions"]["FsAdapterConfig"]["properties"]["fsync"];
+        assert!(fs.to_string().contains("SyncMode"), "{fs}");
+        let modes = schema["definitions"]["SyncMode"].to_string();
+        for mode in ["always", "group", "never"] {
+            assert!(modes.contains(mode), "{modes}");
+        }
+    }
+
+    #[test]
+    fn fsync_key_is_optional_and_strict() {
+        let v = json!({"adapter": {"name": "fs", "config": {"data_dir": "d", "fsync": "never"}}});
+        let AdapterConfig::Fs(fs) = WorkerConfig::from_value(v).unwrap().adapter else {
+            panic!("not fs")
+        };
+        assert_eq!(fs.fsync, SyncMode::Never);
+        let old = json!({"adapter": {"name": "fs", "config": {"data_dir": "d"}}});
+        let AdapterConfig::Fs(fs) = WorkerConfig::from_value(old.clone()).unwrap().adapter else {
+            panic!("not fs")
+        };
+        assert_eq!(fs.fsync, SyncMode::Group, "configs without the key keep parsing");
+        let bad = json!({"adapter": {"name": "fs", "config": {"fsync": "sometimes"}}});
+        assert!(WorkerConfig::from_value(bad).is_err());
+        // A change of the key is an adapter change: hot reload rebuilds the store.
+        let mut changed = WorkerConfig::from_value(old).unwrap();
+        let before = changed.adapter.clone();
+        if let AdapterConfig::Fs(fs) = &mut changed.adapter {
+            fs.fsync = SyncMode::Always;
+        }
+        assert_ne!(before, changed.adapter);
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod tests {
             .as_str()
             .unwrap()
             .ends_with("data/session-manager"));
+        assert_eq!(m["default_config"]["adapter"]["config"]["fsync"], "group");
         assert!(!m["supported_targets"][0].as_str().unwrap().is_empty());
     }
 }

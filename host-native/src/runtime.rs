@@ -23,16 +23,17 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Builds the runtime of `adapter`. `own_url` is this instance's engine URL (a bridge to it
-    /// would defer to itself); `sync` is the fs store's flush policy. Blocking: opens the data
-    /// directory.
+    /// would defer to itself); `sync_override` (the `--fs-sync` flag) replaces the fs adapter's
+    /// `fsync` key when set. Blocking: opens the data directory.
     pub fn build(
         adapter: &AdapterConfig,
         own_url: &str,
-        sync: SyncMode,
+        sync_override: Option<SyncMode>,
     ) -> Result<Runtime, String> {
         match adapter {
             AdapterConfig::Fs(fs) => {
                 let dir = resolve_data_dir(&fs.data_dir);
+                let sync = sync_override.unwrap_or(fs.fsync);
                 let store = FsStore::open(FsConfig::new(&dir).sync(sync))
                     .map_err(|e| format!("fs adapter: cannot open {}: {e}", dir.display()))?;
                 let store = Arc::new(store);

@@ -20,8 +20,8 @@ pub struct Worker {
     pub iii: Option<IIIClient>,
     /// This instance's engine URL.
     pub url: String,
-    /// The fs store's flush policy, for runtimes built on reload.
-    pub sync: crate::fs::SyncMode,
+    /// The `--fs-sync` override of the fs adapter's `fsync` key, for runtimes built on reload.
+    pub sync: Option<crate::fs::SyncMode>,
     runtime: RwLock<Arc<Runtime>>,
     limits: RwLock<Limits>,
     pub locks: SessionLocks,
@@ -48,7 +48,7 @@ impl Worker {
         Worker {
             iii,
             url,
-            sync: crate::fs::SyncMode::default(),
+            sync: None,
             runtime: RwLock::new(Arc::new(runtime)),
             limits: RwLock::new(limits),
             locks: SessionLocks::default(),

@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use session_core::StoreError;
 
 /// When the fs store flushes to stable storage.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncMode {
     /// `fdatasync` of the session file after every write, before the answer.
