@@ -36,8 +36,9 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     let config = configuration::boot(&iii, seed).await?;
     let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));
     triggers::register_all(&iii, &emitter.subscriptions);
-    let (adapter, url, sync) = (config.adapter.clone(), cli.url.clone(), cli.fs_sync);
-    let runtime = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync))
+    let (adapter, url, sync, local) =
+        (config.adapter.clone(), cli.url.clone(), cli.fs_sync, emitter.clone());
+    let runtime = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync, &local))
         .await
         .map_err(|e| e.to_string())??;
     tracing::info!("session-manager: {} adapter ready", runtime.mode());
@@ -53,6 +54,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     shutdown_signal().await;
     tracing::info!("session-manager: shutting down");
     let runtime = worker.runtime();
+    runtime.close().await;
     let _ = tokio::task::spawn_blocking(move || runtime.flush()).await;
     iii.shutdown_async().await;
     Ok(())

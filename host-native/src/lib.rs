@@ -4,8 +4,9 @@
 //! configuration ([`config`], [`configuration`]), registers the trigger types ([`triggers`]) and
 //! the catalog's functions ([`functions`]), which run through [`worker::Worker`] on the live
 //! [`runtime::Runtime`] and publish through the [`emitter`]; [`reload`] hot-reloads. The bridge
-//! adapter lands in its own issue.
+//! adapter ([`bridge`]) stores through a main instance on another engine.
 
+pub mod bridge;
 pub mod fs;
 
 pub mod boot;

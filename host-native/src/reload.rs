@@ -37,7 +37,8 @@ pub async fn apply(worker: &Worker, config: WorkerConfig) {
         .await
         .unwrap_or_default();
     let (adapter, url, sync) = (config.adapter.clone(), worker.url.clone(), worker.sync);
-    let built = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync))
+    let local = worker.emitter.clone();
+    let built = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync, &local))
         .await
         .unwrap_or_else(|e| Err(format!("runtime build panicked: {e}")));
     let runtime = match built {
@@ -50,6 +51,8 @@ pub async fn apply(worker: &Worker, config: WorkerConfig) {
     };
     worker.set_limits(config.limits());
     let previous = worker.swap_runtime(runtime);
+    // The previous bridge's relay must stop feeding local subscribers before the resync.
+    previous.retire();
     let live = worker.runtime();
     tracing::info!("configuration reloaded: {} adapter swapped in", live.mode());
     let store = live.clone();
@@ -60,6 +63,8 @@ pub async fn apply(worker: &Worker, config: WorkerConfig) {
         Ok(Err(e)) => tracing::warn!("resync after the adapter swap failed: {e}"),
         Err(e) => tracing::warn!("resync after the adapter swap panicked: {e}"),
     }
+    // Flushes the previous fs store; a previous bridge connection closes once the last in-flight
+    // call on it finishes (the last `Arc` is dropped).
     let _ = tokio::task::spawn_blocking(move || previous.flush()).await;
     record(worker, None);
 }

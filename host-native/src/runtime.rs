@@ -1,11 +1,14 @@
-//! The live runtime: the adapter it was built from and its store. Handlers take a snapshot per
-//! call, so a hot reload swaps it without re-registering anything.
+//! The live runtime: the adapter it was built from, its store and, in bridge mode, the link to
+//! the main. Handlers take a snapshot per call, so a hot reload swaps it without re-registering
+//! anything.
 
 use std::sync::Arc;
 
-use session_core::Store;
+use session_core::{Emitted, Store};
 
+use crate::bridge::{link, Bridge, BridgeStore};
 use crate::config::{resolve_data_dir, AdapterConfig};
+use crate::emitter::Emitter;
 use crate::fs::{FsConfig, FsStore, SyncMode};
 
 /// A built storage runtime.
@@ -13,6 +16,7 @@ pub struct Runtime {
     pub adapter: AdapterConfig,
     pub store: Arc<dyn Store + Send + Sync>,
     fs: Option<Arc<FsStore>>,
+    bridge: Option<Arc<Bridge>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -24,11 +28,14 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     /// Builds the runtime of `adapter`. `own_url` is this instance's engine URL (a bridge to it
     /// would defer to itself); `sync_override` (the `--fs-sync` flag) replaces the fs adapter's
-    /// `fsync` key when set. Blocking: opens the data directory.
+    /// `fsync` key when set; `emitter` is the local emitter a bridge's relay re-emits through.
+    /// Blocking: opens the data directory or starts the bridge connection (an unreachable main is
+    /// not an error).
     pub fn build(
         adapter: &AdapterConfig,
         own_url: &str,
         sync_override: Option<SyncMode>,
+        emitter: &Emitter,
     ) -> Result<Runtime, String> {
         match adapter {
             AdapterConfig::Fs(fs) => {
@@ -37,19 +44,58 @@ impl Runtime {
                 let store = FsStore::open(FsConfig::new(&dir).sync(sync))
                     .map_err(|e| format!("fs adapter: cannot open {}: {e}", dir.display()))?;
                 let store = Arc::new(store);
-                Ok(Runtime { adapter: adapter.clone(), store: store.clone(), fs: Some(store) })
+                Ok(Runtime {
+                    adapter: adapter.clone(),
+                    store: store.clone(),
+                    fs: Some(store),
+                    bridge: None,
+                })
             }
-            AdapterConfig::Bridge(bridge) if bridge.url == own_url => Err(format!(
-                "bridge adapter: url {} is this instance's own engine (it would defer to itself)",
-                bridge.url
-            )),
-            AdapterConfig::Bridge(_) => Err("bridge adapter not implemented yet".to_string()),
+            AdapterConfig::Bridge(config) => {
+                link::validate(config, own_url)?;
+                let bridge = Arc::new(Bridge::connect(config, emitter)?);
+                let store = Arc::new(BridgeStore::new(bridge.clone()));
+                Ok(Runtime { adapter: adapter.clone(), store, fs: None, bridge: Some(bridge) })
+            }
         }
     }
 
-    /// A runtime over any store, reported as fs mode (tests, tools).
+    /// A runtime over any store, with no bridge link (tests, tools).
     pub fn over(adapter: AdapterConfig, store: Arc<dyn Store + Send + Sync>) -> Runtime {
-        Runtime { adapter, store, fs: None }
+        Runtime { adapter, store, fs: None, bridge: None }
+    }
+
+    /// The link to the main, in bridge mode.
+    pub fn bridge(&self) -> Option<&Arc<Bridge>> {
+        self.bridge.as_ref()
+    }
+
+    /// Publishes the events of one landed mutation: bridged, one `publish-events` call to the
+    /// main (never locally: local subscribers hear it through the relay); otherwise through the
+    /// local emitter, fanning envelopes out to attached bridges in fs mode.
+    pub async fn publish(&self, emitter: &Emitter, events: &[Emitted]) {
+        if events.is_empty() {
+            return;
+        }
+        match &self.bridge {
+            Some(bridge) => bridge.publish(events).await,
+            None => emitter.publish(events, self.is_fs()).await,
+        }
+    }
+
+    /// Retires a swapped-out runtime: a bridge's relay is detached at once; its connection closes
+    /// when the last in-flight call lets go of the runtime.
+    pub fn retire(&self) {
+        if let Some(bridge) = &self.bridge {
+            bridge.detach();
+        }
+    }
+
+    /// Closes a bridge connection now (process shutdown).
+    pub async fn close(&self) {
+        if let Some(bridge) = &self.bridge {
+            bridge.close().await;
+        }
     }
 
     /// Whether this runtime is authoritative (serves `session::store::*`, feeds bridges).

@@ -102,7 +102,7 @@ impl Worker {
             .map_err(|e| Error::Runtime(format!("{} panicked: {e}", op.id)))?;
         match result {
             Ok(outcome) => {
-                self.emitter.publish(&outcome.events, runtime.is_fs()).await;
+                runtime.publish(&self.emitter, &outcome.events).await;
                 Ok(outcome.response)
             }
             Err(e) => Err(remote(&e)),

@@ -108,7 +108,7 @@ Feature: session-manager on a real iii engine
     Then the config status becomes {"last_outcome": "applied", "rejected_reloads": 0}
     When the client calls "session::list" with {}
     Then the engine response field "sessions" has 1 item
-    When the stored configuration is set to {"adapter": {"name": "bridge", "config": {"url": "ws://127.0.0.1:1"}}}
+    When the stored configuration is set to {"adapter": {"name": "bridge", "config": {"url": "${engine_url}"}}}
     Then the config status becomes {"last_outcome": "rejected", "rejected_reloads": 1}
     When the client calls "session::list" with {"limit": 10}
     Then the engine response field "sessions" has 2 items

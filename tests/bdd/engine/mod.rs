@@ -25,7 +25,9 @@ pub fn start_step<'a>(world: &'a mut SessionWorld, _ctx: Context) -> LocalBoxFut
 }
 
 fn engine_state(harness: harness::Harness) -> EngineState {
-    EngineState { harness, last: None, vars: Default::default(), bindings: Default::default() }
+    // `${engine_url}`: this engine's own URL (a bridge to it is refused).
+    let vars = [("engine_url".to_string(), harness.url())].into();
+    EngineState { harness, last: None, vars, bindings: Default::default() }
 }
 
 /// The start step's regex.
