@@ -3,7 +3,8 @@
 mod bindings;
 mod calls;
 mod events;
-mod extra_lifecycle;
 mod extra_entries;
+mod extra_hostile;
+mod extra_lifecycle;
 mod response;
 mod setup;

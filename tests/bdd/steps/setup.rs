@@ -55,11 +55,8 @@ fn called_doc(w: &mut SessionWorld, function: String, step: &Step) {
 
 /// Builds the `message` of one table row.
 fn message(role: &str, text: &str, calls: &str, answers: &str, custom_type: &str) -> Value {
-    let text_blocks: Vec<Value> = if text.is_empty() {
-        vec![]
-    } else {
-        vec![json!({ "type": "text", "text": text })]
-    };
+    let text_blocks: Vec<Value> =
+        if text.is_empty() { vec![] } else { vec![json!({ "type": "text", "text": text })] };
     match role {
         "user" => json!({ "role": "user", "content": text_blocks, "timestamp": 1 }),
         "assistant" => {
@@ -92,9 +89,8 @@ fn has_entries(w: &mut SessionWorld, sid: String, step: &Step) {
     let table = step.table.as_ref().expect("table");
     let header = &table.rows[0];
     for row in &table.rows[1..] {
-        let col = |name: &str| {
-            header.iter().position(|h| h == name).map(|i| row[i].trim()).unwrap_or("")
-        };
+        let col =
+            |name: &str| header.iter().position(|h| h == name).map(|i| row[i].trim()).unwrap_or("");
         let mut payload = json!({ "session_id": sid });
         if !col("id").is_empty() {
             payload["entry_id"] = json!(col("id"));
