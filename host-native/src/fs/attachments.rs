@@ -10,23 +10,26 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use session_core::jsonl::{attachment_dir_name, attachment_dir_session, enc};
 use session_core::wire::AttachmentMeta;
 use session_core::StoreError;
 
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
+use super::vfs::FsIo;
 
 const TRASH: &str = "%trash";
 
 #[derive(Debug)]
 pub(crate) struct Attachments {
     root: PathBuf,
+    io: Arc<dyn FsIo>,
 }
 
 impl Attachments {
-    pub(crate) fn new(data_dir: &Path) -> Self {
-        Attachments { root: data_dir.join("attachments") }
+    pub(crate) fn new(data_dir: &Path, io: Arc<dyn FsIo>) -> Self {
+        Attachments { root: data_dir.join("attachments"), io }
     }
 
     fn dir(&self, sid: &str) -> PathBuf {
@@ -46,15 +49,16 @@ impl Attachments {
         sync: bool,
     ) -> Result<(), StoreError> {
         let dir = self.dir(&meta.session_id);
-        fs::create_dir_all(&dir).map_err(|e| io_err("create", &dir, &e))?;
+        self.io.create_dir_all(&dir).map_err(|e| io_err("create", &dir, &e))?;
         let (bin, json) = self.paths(&meta.session_id, &meta.attachment_id);
         let meta_bytes = serde_json::to_vec(meta)
             .map_err(|e| StoreError::new(format!("fs store: encode attachment meta: {e}")))?;
-        write_atomic(&bin, &tmp_of(&bin), bytes, sync)?;
-        write_atomic(&json, &tmp_of(&json), &meta_bytes, sync)?;
+        let io = &*self.io;
+        write_atomic(io, &bin, &tmp_of(&bin), bytes, sync)?;
+        write_atomic(io, &json, &tmp_of(&json), &meta_bytes, sync)?;
         if sync {
-            sync_dir(&dir)?;
-            sync_dir(&self.root)?;
+            sync_dir(io, &dir)?;
+            sync_dir(io, &self.root)?;
         }
         Ok(())
     }
@@ -105,13 +109,13 @@ impl Attachments {
     /// Removes one attachment (`.json` first, then `.bin`); whether the `.json` existed.
     pub(crate) fn delete(&self, sid: &str, aid: &str) -> Result<bool, StoreError> {
         let (bin, json) = self.paths(sid, aid);
-        let existed = remove_file_if_exists(&json)?;
-        remove_file_if_exists(&bin)?;
+        let existed = remove_file_if_exists(&*self.io, &json)?;
+        remove_file_if_exists(&*self.io, &bin)?;
         Ok(existed)
     }
 
     pub(crate) fn delete_all(&self, sid: &str) -> Result<(), StoreError> {
-        remove_dir_if_exists(&self.dir(sid))
+        remove_dir_if_exists(&*self.io, &self.dir(sid))
     }
 
     /// Moves the session's folder into the trash; `None` when it has none.
@@ -121,13 +125,14 @@ impl Attachments {
             return Ok(None);
         }
         let trash_root = self.root.join(TRASH);
-        fs::create_dir_all(&trash_root).map_err(|e| io_err("create", &trash_root, &e))?;
+        let io = &*self.io;
+        io.create_dir_all(&trash_root).map_err(|e| io_err("create", &trash_root, &e))?;
         let target = trash_root.join(attachment_dir_name(sid));
-        remove_dir_if_exists(&target)?;
-        fs::rename(&dir, &target).map_err(|e| io_err("rename", &dir, &e))?;
+        remove_dir_if_exists(io, &target)?;
+        io.rename(&dir, &target).map_err(|e| io_err("rename", &dir, &e))?;
         if sync {
-            sync_dir(&self.root)?;
-            sync_dir(&trash_root)?;
+            sync_dir(io, &self.root)?;
+            sync_dir(io, &trash_root)?;
         }
         Ok(Some(target))
     }
@@ -150,17 +155,17 @@ impl Attachments {
                 .is_some_and(|sid| data_dir.join(format!("{}.jsonl", enc(&sid))).exists());
             let home = self.root.join(&name);
             if log_exists && !home.exists() {
-                fs::rename(&trashed, &home).map_err(|e| io_err("restore", &trashed, &e))?;
+                self.io.rename(&trashed, &home).map_err(|e| io_err("restore", &trashed, &e))?;
             } else {
-                remove_dir_if_exists(&trashed)?;
+                remove_dir_if_exists(&*self.io, &trashed)?;
             }
         }
         Ok(())
     }
 }
 
-pub(crate) fn remove_dir_if_exists(dir: &Path) -> Result<(), StoreError> {
-    match fs::remove_dir_all(dir) {
+pub(crate) fn remove_dir_if_exists(io: &dyn FsIo, dir: &Path) -> Result<(), StoreError> {
+    match io.remove_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(io_err("remove", dir, &e)),

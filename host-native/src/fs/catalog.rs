@@ -26,6 +26,7 @@ use session_core::wire::SessionMeta;
 use session_core::StoreError;
 
 use super::io::{io_err, write_atomic, Stamp};
+use super::vfs::FsIo;
 
 /// Name of the catalog file inside `data_dir`.
 pub const CATALOG_FILE: &str = ".session-catalog";
@@ -73,7 +74,7 @@ impl Catalog {
 
     /// Writes the on-disk catalog (only if it was built). Needs no concurrent writers to be exact;
     /// a stale line is harmless because its stamp will not match.
-    pub(crate) fn save(&self, data_dir: &Path) -> Result<(), StoreError> {
+    pub(crate) fn save(&self, io: &dyn FsIo, data_dir: &Path) -> Result<(), StoreError> {
         let guard = self.lock();
         let Some(map) = guard.as_ref() else { return Ok(()) };
         let mut out = Vec::new();
@@ -88,7 +89,7 @@ impl Catalog {
         }
         let path = data_dir.join(CATALOG_FILE);
         let tmp = data_dir.join(format!("{CATALOG_FILE}.tmp"));
-        write_atomic(&path, &tmp, &out, true)
+        write_atomic(io, &path, &tmp, &out, true)
     }
 }
 

@@ -1,11 +1,13 @@
 //! Small file-system helpers of the fs store: error text, atomic tmp + rename writes, directory
-//! fsync and the file stamps the catalog validates against.
+//! fsync and the file stamps the catalog validates against. Writes go through the [`FsIo`] seam.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::Path;
 
 use session_core::StoreError;
+
+use super::vfs::FsIo;
 
 /// A storage error naming the action and the path.
 pub(crate) fn io_err(action: &str, path: &Path, e: &io::Error) -> StoreError {
@@ -15,37 +17,38 @@ pub(crate) fn io_err(action: &str, path: &Path, e: &io::Error) -> StoreError {
 /// Writes `bytes` to `tmp`, optionally fsyncs it, then renames it over `path`. The directory entry
 /// is made durable by the caller ([`sync_dir`]) when it needs to be.
 pub(crate) fn write_atomic(
+    io: &dyn FsIo,
     path: &Path,
     tmp: &Path,
     bytes: &[u8],
     sync: bool,
 ) -> Result<(), StoreError> {
     let result = (|| -> io::Result<()> {
-        let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(tmp)?;
-        file.write_all(bytes)?;
+        let file = io.create(tmp)?;
+        io.write(&file, tmp, bytes)?;
         if sync {
-            file.sync_data()?;
+            io.sync_data(&file, tmp)?;
         }
         Ok(())
     })();
     if let Err(e) = result {
-        let _ = fs::remove_file(tmp);
+        let _ = io.remove_file(tmp);
         return Err(io_err("write", tmp, &e));
     }
-    fs::rename(tmp, path).map_err(|e| {
-        let _ = fs::remove_file(tmp);
+    io.rename(tmp, path).map_err(|e| {
+        let _ = io.remove_file(tmp);
         io_err("rename", tmp, &e)
     })
 }
 
 /// Fsyncs a directory so creations, renames and removals inside it survive a power loss.
-pub(crate) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io_err("sync directory", dir, &e))
+pub(crate) fn sync_dir(io: &dyn FsIo, dir: &Path) -> Result<(), StoreError> {
+    io.sync_dir(dir).map_err(|e| io_err("sync directory", dir, &e))
 }
 
 /// Removes a file; a missing file is fine. Returns whether it existed.
-pub(crate) fn remove_file_if_exists(path: &Path) -> Result<bool, StoreError> {
-    match fs::remove_file(path) {
+pub(crate) fn remove_file_if_exists(io: &dyn FsIo, path: &Path) -> Result<bool, StoreError> {
+    match io.remove_file(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(io_err("remove", path, &e)),

@@ -18,12 +18,13 @@
 
 mod attachments;
 mod catalog;
+mod faulty;
 mod io;
 mod session;
 mod sync;
+mod vfs;
 
 use std::collections::HashMap;
-use std::fs;
 use std::hash::{BuildHasher, RandomState};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,7 +41,9 @@ use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
 use sync::GroupSync;
 
 pub use catalog::CATALOG_FILE;
+pub use faulty::{Fault, FaultyIo, OpKind};
 pub use sync::SyncMode;
+pub use vfs::{FsIo, RealIo};
 
 const SHARDS: usize = 16;
 
@@ -55,6 +58,8 @@ pub struct FsConfig {
     pub max_cached_sessions: usize,
     /// Files smaller than this are never compacted.
     pub compact_min_bytes: u64,
+    /// Every write-side file operation goes through this seam ([`RealIo`]; tests inject faults).
+    pub io: Arc<dyn FsIo>,
 }
 
 impl FsConfig {
@@ -65,7 +70,13 @@ impl FsConfig {
             cache_bytes: 32 << 20,
             max_cached_sessions: 1024,
             compact_min_bytes: COMPACT_MIN_BYTES,
+            io: Arc::new(RealIo),
         }
+    }
+
+    pub fn io(mut self, io: Arc<dyn FsIo>) -> Self {
+        self.io = io;
+        self
     }
 
     pub fn sync(mut self, sync: SyncMode) -> Self {
@@ -90,8 +101,8 @@ pub struct FsStore {
 impl FsStore {
     /// Opens (creating if needed) `cfg.data_dir`. Replays nothing: sessions load on first touch.
     pub fn open(cfg: FsConfig) -> Result<Self, StoreError> {
-        fs::create_dir_all(&cfg.data_dir).map_err(|e| io_err("create", &cfg.data_dir, &e))?;
-        let attachments = Attachments::new(&cfg.data_dir);
+        cfg.io.create_dir_all(&cfg.data_dir).map_err(|e| io_err("create", &cfg.data_dir, &e))?;
+        let attachments = Attachments::new(&cfg.data_dir, Arc::clone(&cfg.io));
         attachments.recover(&cfg.data_dir)?;
         Ok(FsStore {
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
@@ -111,7 +122,7 @@ impl FsStore {
 
     /// Writes the catalog now (it is also written on drop).
     pub fn flush_catalog(&self) -> Result<(), StoreError> {
-        self.catalog.save(&self.cfg.data_dir)
+        self.catalog.save(&*self.cfg.io, &self.cfg.data_dir)
     }
 
     /// Number of sessions currently held replayed in memory.
@@ -125,6 +136,7 @@ impl FsStore {
             sync: self.cfg.sync,
             group: &self.group,
             compact_min: self.cfg.compact_min_bytes,
+            io: &*self.cfg.io,
         }
     }
 
@@ -264,9 +276,10 @@ impl FsStore {
         if let Err(e) = result {
             *slot = None;
             if let Some(trash) = trashed {
-                let _ = fs::rename(
+                let _ = self.cfg.io.rename(
                     &trash,
-                    self.cfg
+                    &self
+                        .cfg
                         .data_dir
                         .join("attachments")
                         .join(session_core::jsonl::attachment_dir_name(sid)),
@@ -285,7 +298,7 @@ impl FsStore {
         // After the commit point: attachment deletes (and the puts of a change set that has some).
         let mut applied = Applied { commit, attachments_deleted: Vec::new() };
         if let Some(trash) = trashed {
-            attachments::remove_dir_if_exists(&trash)?;
+            attachments::remove_dir_if_exists(&*self.cfg.io, &trash)?;
         }
         if has_attachment_deletes {
             for write in writes {
@@ -311,7 +324,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Drop for FsStore {
     fn drop(&mut self) {
-        if let Err(e) = self.catalog.save(&self.cfg.data_dir) {
+        if let Err(e) = self.catalog.save(&*self.cfg.io, &self.cfg.data_dir) {
             eprintln!("session-manager: fs store: could not save the catalog: {e}");
         }
     }

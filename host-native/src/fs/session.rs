@@ -4,8 +4,8 @@
 //! session lock, then these functions write it; on any failure the caller drops the cached state
 //! so the next touch replays what the disk really holds. Nobody observes the state in between.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::fs::{self, File};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -16,6 +16,7 @@ use session_core::StoreError;
 
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
 use super::sync::{GroupSync, SyncMode};
+use super::vfs::FsIo;
 
 /// Below this size a file is never compacted.
 pub(crate) const COMPACT_MIN_BYTES: u64 = 16 * 1024;
@@ -46,6 +47,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) sync: SyncMode,
     pub(crate) group: &'a GroupSync,
     pub(crate) compact_min: u64,
+    pub(crate) io: &'a dyn FsIo,
 }
 
 impl Ctx<'_> {
@@ -55,8 +57,10 @@ impl Ctx<'_> {
 
     fn flush(&self, file: &Arc<File>, path: &Path) -> Result<(), StoreError> {
         match self.sync {
-            SyncMode::Always => file.sync_data().map_err(|e| io_err("flush", path, &e)),
-            SyncMode::Group => self.group.sync(file),
+            SyncMode::Always => {
+                self.io.sync_data(file, path).map_err(|e| io_err("flush", path, &e))
+            }
+            SyncMode::Group => self.group.sync(self.io, file, path),
             SyncMode::Never => Ok(()),
         }
     }
@@ -98,11 +102,11 @@ impl Loaded {
         (self.len as usize).saturating_add(512)
     }
 
-    fn open(&mut self, path: &Path) -> io::Result<Arc<File>> {
+    fn open(&mut self, io: &dyn FsIo, path: &Path) -> io::Result<Arc<File>> {
         if let Some(file) = &self.file {
             return Ok(Arc::clone(file));
         }
-        let file = Arc::new(OpenOptions::new().read(true).append(true).create(true).open(path)?);
+        let file = Arc::new(io.open_append(path)?);
         self.file = Some(Arc::clone(&file));
         Ok(file)
     }
@@ -116,7 +120,7 @@ impl Loaded {
         records: &[Record],
     ) -> Result<(), StoreError> {
         let path = ctx.log_path(sid);
-        let file = self.open(&path).map_err(|e| io_err("open", &path, &e))?;
+        let file = self.open(ctx.io, &path).map_err(|e| io_err("open", &path, &e))?;
         let created = !self.on_disk;
         let mut line = Vec::new();
         let mut base = self.len;
@@ -124,23 +128,25 @@ impl Loaded {
             TailRepair::None => {}
             TailRepair::Newline => line.push(b'\n'),
             TailRepair::Truncate(at) => {
-                file.set_len(at as u64).map_err(|e| io_err("repair tail of", &path, &e))?;
+                ctx.io
+                    .set_len(&file, &path, at as u64)
+                    .map_err(|e| io_err("repair tail of", &path, &e))?;
                 base = at as u64;
                 self.len = base;
                 self.repair = TailRepair::None;
             }
         }
         line.extend_from_slice(&jsonl::encode_records(records));
-        let written = (&*file).write_all(&line).map_err(|e| io_err("append to", &path, &e));
+        let written = ctx.io.write(&file, &path, &line).map_err(|e| io_err("append to", &path, &e));
         let flushed = written.and_then(|()| {
             if created && ctx.sync != SyncMode::Never {
-                sync_dir(ctx.data_dir)?;
+                sync_dir(ctx.io, ctx.data_dir)?;
             }
             ctx.flush(&file, &path)
         });
         if let Err(e) = flushed {
             // Undo what may have reached the file; the next touch replays the disk either way.
-            let _ = file.set_len(base);
+            let _ = ctx.io.set_len(&file, &path, base);
             self.file = None;
             return Err(e);
         }
@@ -157,8 +163,8 @@ impl Loaded {
         let durable = ctx.sync != SyncMode::Never;
         self.file = None;
         if self.state.is_empty() {
-            if remove_file_if_exists(&path)? && durable {
-                sync_dir(ctx.data_dir)?;
+            if remove_file_if_exists(ctx.io, &path)? && durable {
+                sync_dir(ctx.io, ctx.data_dir)?;
             }
             self.on_disk = false;
             self.len = 0;
@@ -166,9 +172,9 @@ impl Loaded {
             let bytes = jsonl::encode_snapshot(&self.state);
             let mut tmp = path.clone().into_os_string();
             tmp.push(".tmp");
-            write_atomic(&path, Path::new(&tmp), &bytes, durable)?;
+            write_atomic(ctx.io, &path, Path::new(&tmp), &bytes, durable)?;
             if durable {
-                sync_dir(ctx.data_dir)?;
+                sync_dir(ctx.io, ctx.data_dir)?;
             }
             self.on_disk = true;
             self.len = bytes.len() as u64;

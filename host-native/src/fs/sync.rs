@@ -9,10 +9,13 @@
 //! acknowledged writes are durable in `group` mode exactly as in `always` mode.
 
 use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use session_core::StoreError;
+
+use super::vfs::FsIo;
 
 /// When the fs store flushes to stable storage.
 #[derive(
@@ -35,7 +38,7 @@ struct State {
     issued: u64,
     done: u64,
     leader: bool,
-    queue: Vec<Arc<File>>,
+    queue: Vec<(Arc<File>, PathBuf)>,
     /// `(first, last, error)` ticket ranges whose flush failed (recent ones only).
     failed: Vec<(u64, u64, String)>,
 }
@@ -53,11 +56,16 @@ impl GroupSync {
     }
 
     /// Returns once everything written to `file` before the call is on stable storage.
-    pub(crate) fn sync(&self, file: &Arc<File>) -> Result<(), StoreError> {
+    pub(crate) fn sync(
+        &self,
+        io: &dyn FsIo,
+        file: &Arc<File>,
+        path: &Path,
+    ) -> Result<(), StoreError> {
         let mut st = self.lock();
         st.issued += 1;
         let ticket = st.issued;
-        st.queue.push(Arc::clone(file));
+        st.queue.push((Arc::clone(file), path.to_path_buf()));
         loop {
             if st.done >= ticket {
                 return match st.failed.iter().find(|(lo, hi, _)| (*lo..=*hi).contains(&ticket)) {
@@ -70,7 +78,7 @@ impl GroupSync {
                 let batch = std::mem::take(&mut st.queue);
                 let (first, last) = (st.done + 1, st.issued);
                 drop(st);
-                let result = flush(&batch);
+                let result = flush(io, &batch);
                 st = self.lock();
                 st.leader = false;
                 st.done = last;
@@ -88,19 +96,19 @@ impl GroupSync {
     }
 }
 
-fn flush(batch: &[Arc<File>]) -> std::io::Result<()> {
-    let mut distinct: Vec<&Arc<File>> = Vec::with_capacity(batch.len());
+fn flush(io: &dyn FsIo, batch: &[(Arc<File>, PathBuf)]) -> std::io::Result<()> {
+    let mut distinct: Vec<&(Arc<File>, PathBuf)> = Vec::with_capacity(batch.len());
     for file in batch {
-        if !distinct.iter().any(|f| Arc::ptr_eq(f, file)) {
+        if !distinct.iter().any(|f| Arc::ptr_eq(&f.0, &file.0)) {
             distinct.push(file);
         }
     }
     match distinct.as_slice() {
         [] => Ok(()),
-        [one] => one.sync_data(),
+        [(one, path)] => io.sync_data(one, path),
         #[cfg(target_os = "linux")]
-        [first, ..] => rustix::fs::syncfs(first.as_ref()).map_err(std::io::Error::from),
+        [(first, path), ..] => io.sync_fs(first, path),
         #[cfg(not(target_os = "linux"))]
-        many => many.iter().try_for_each(|f| f.sync_data()),
+        many => many.iter().try_for_each(|(f, path)| io.sync_data(f, path)),
     }
 }

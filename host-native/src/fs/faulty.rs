@@ -1,0 +1,179 @@
+//! [`FaultyIo`]: a test double of the fs store's IO seam ([`FsIo`]) that records every write-side
+//! operation and fails a chosen one with `ENOSPC`, `EIO` or a short write (half the bytes land,
+//! then `ENOSPC`), delegating everything else to [`RealIo`].
+//!
+//! Typical use: run a scenario once to record its operations ([`FaultyIo::ops`]), then rerun it
+//! once per recorded operation with [`FaultyIo::fail_nth`] armed at that index — every write point
+//! of the scenario gets every fault.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use super::vfs::{FsIo, RealIo};
+
+/// The kinds of write-side operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    OpenAppend,
+    Create,
+    Write,
+    SyncData,
+    SyncFs,
+    SetLen,
+    Rename,
+    RemoveFile,
+    RemoveDir,
+    CreateDir,
+    SyncDir,
+}
+
+/// An injected failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// `ENOSPC` before anything is written.
+    NoSpace,
+    /// `EIO` before anything is written.
+    Io,
+    /// Writes: the first half of the bytes land, then `ENOSPC`. Other operations: `EIO`.
+    Short,
+}
+
+impl Fault {
+    pub const ALL: [Fault; 3] = [Fault::NoSpace, Fault::Io, Fault::Short];
+
+    fn error(self) -> io::Error {
+        match self {
+            Fault::NoSpace | Fault::Short => io::Error::from_raw_os_error(28), // ENOSPC
+            Fault::Io => io::Error::from_raw_os_error(5),                      // EIO
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    ops: Vec<(OpKind, PathBuf)>,
+    /// `(index in ops, fault)` armed failures.
+    armed: Vec<(usize, Fault)>,
+    fired: Vec<(OpKind, PathBuf, Fault)>,
+}
+
+/// Records operations and fails the armed ones; see the module doc.
+#[derive(Debug, Default)]
+pub struct FaultyIo {
+    state: Mutex<State>,
+}
+
+impl FaultyIo {
+    pub fn new() -> Self {
+        FaultyIo::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every operation seen so far, in order.
+    pub fn ops(&self) -> Vec<(OpKind, PathBuf)> {
+        self.lock().ops.clone()
+    }
+
+    /// Number of operations seen so far.
+    pub fn op_count(&self) -> usize {
+        self.lock().ops.len()
+    }
+
+    /// Fails the `n`-th operation from now (0 = the next one) with `fault`.
+    pub fn fail_nth(&self, n: usize, fault: Fault) {
+        let mut st = self.lock();
+        let at = st.ops.len() + n;
+        st.armed.push((at, fault));
+    }
+
+    /// The faults that fired: `(kind, path, fault)`.
+    pub fn fired(&self) -> Vec<(OpKind, PathBuf, Fault)> {
+        self.lock().fired.clone()
+    }
+
+    /// Disarms every pending fault.
+    pub fn disarm(&self) {
+        self.lock().armed.clear();
+    }
+
+    /// Records the operation; `Some(fault)` when it must fail.
+    fn check(&self, kind: OpKind, path: &Path) -> Option<Fault> {
+        let mut st = self.lock();
+        let index = st.ops.len();
+        st.ops.push((kind, path.to_path_buf()));
+        let pos = st.armed.iter().position(|(at, _)| *at == index)?;
+        let (_, fault) = st.armed.remove(pos);
+        st.fired.push((kind, path.to_path_buf(), fault));
+        Some(fault)
+    }
+
+    fn run<T>(
+        &self,
+        kind: OpKind,
+        path: &Path,
+        op: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<T> {
+        match self.check(kind, path) {
+            Some(fault) => Err(fault.error()),
+            None => op(),
+        }
+    }
+}
+
+impl FsIo for FaultyIo {
+    fn open_append(&self, path: &Path) -> io::Result<File> {
+        self.run(OpKind::OpenAppend, path, || RealIo.open_append(path))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<File> {
+        self.run(OpKind::Create, path, || RealIo.create(path))
+    }
+
+    fn write(&self, file: &File, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        match self.check(OpKind::Write, path) {
+            Some(Fault::Short) => {
+                RealIo.write(file, path, &bytes[..bytes.len() / 2])?;
+                Err(Fault::Short.error())
+            }
+            Some(fault) => Err(fault.error()),
+            None => RealIo.write(file, path, bytes),
+        }
+    }
+
+    fn sync_data(&self, file: &File, path: &Path) -> io::Result<()> {
+        self.run(OpKind::SyncData, path, || RealIo.sync_data(file, path))
+    }
+
+    fn sync_fs(&self, file: &File, path: &Path) -> io::Result<()> {
+        self.run(OpKind::SyncFs, path, || RealIo.sync_fs(file, path))
+    }
+
+    fn set_len(&self, file: &File, path: &Path, len: u64) -> io::Result<()> {
+        self.run(OpKind::SetLen, path, || RealIo.set_len(file, path, len))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.run(OpKind::Rename, from, || RealIo.rename(from, to))
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.run(OpKind::RemoveFile, path, || RealIo.remove_file(path))
+    }
+
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.run(OpKind::RemoveDir, path, || RealIo.remove_dir_all(path))
+    }
+
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.run(OpKind::CreateDir, path, || RealIo.create_dir_all(path))
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        self.run(OpKind::SyncDir, path, || RealIo.sync_dir(path))
+    }
+}
