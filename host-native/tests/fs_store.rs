@@ -284,3 +284,20 @@ fn regression_pending_legacy_append_without_leaf_is_harmless() {
         assert_eq!(store.apply(&changes).expect("fs"), mem.apply(&changes).expect("mem"));
     }
 }
+
+/// Full-size bench regression: a session whose file is larger than the whole cache budget was
+/// evicted right after its own load, so every read of it replayed the whole file again (a
+/// 100k-entry session answered each `messages-tail` in seconds). The session just loaded stays.
+#[test]
+fn regression_a_session_larger_than_the_cache_budget_stays_loaded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = FsConfig::new(dir.path()).sync(SyncMode::Never);
+    cfg.cache_bytes = 1;
+    let store = FsStore::open(cfg).expect("open");
+    apply(&store, "big", vec![Write::PutMeta(sample_meta("big", 1))]);
+    apply(&store, "small", vec![Write::PutMeta(sample_meta("small", 1))]);
+    assert!(store.get_meta("big").expect("get").is_some());
+    assert_eq!(store.cached_sessions(), 1, "the session just touched stays, the idle one goes");
+    assert!(store.get_meta("big").expect("get").is_some());
+    assert_eq!(store.cached_sessions(), 1);
+}

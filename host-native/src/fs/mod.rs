@@ -175,7 +175,7 @@ impl FsStore {
             f(&mut guard)
         };
         if loaded_now {
-            self.evict_if_needed();
+            self.evict_if_needed(&slot);
         }
         result
     }
@@ -186,11 +186,16 @@ impl FsStore {
         })
     }
 
-    /// Drops the least recently used sessions until the cache is under 3/4 of its budget.
-    fn evict_if_needed(&self) {
+    /// Drops the least recently used sessions until the cache is under 3/4 of its budget; never
+    /// `current`, the session just loaded (a session larger than the whole budget would otherwise
+    /// be replayed again on every touch).
+    fn evict_if_needed(&self, current: &Arc<Slot>) {
         let Ok(_only_one) = self.evicting.try_lock() else { return };
         let mut loaded: Vec<(u64, usize, Arc<Slot>)> = Vec::new();
         for slot in self.all_slots() {
+            if Arc::ptr_eq(&slot, current) {
+                continue;
+            }
             let cost = match slot.inner.try_lock() {
                 Ok(guard) => guard.as_ref().map(Loaded::cost),
                 Err(_) => None,
