@@ -36,6 +36,11 @@ impl Attachments {
         self.root.join(attachment_dir_name(sid))
     }
 
+    /// The session's attachment folder (where a trashed folder goes back to).
+    pub(crate) fn home(&self, sid: &str) -> PathBuf {
+        self.dir(sid)
+    }
+
     fn paths(&self, sid: &str, aid: &str) -> (PathBuf, PathBuf) {
         let dir = self.dir(sid);
         let stem = enc(aid);
@@ -54,13 +59,22 @@ impl Attachments {
         let meta_bytes = serde_json::to_vec(meta)
             .map_err(|e| StoreError::new(format!("fs store: encode attachment meta: {e}")))?;
         let io = &*self.io;
-        write_atomic(io, &bin, &tmp_of(&bin), bytes, sync)?;
-        write_atomic(io, &json, &tmp_of(&json), &meta_bytes, sync)?;
-        if sync {
-            sync_dir(io, &dir)?;
-            sync_dir(io, &self.root)?;
+        let fresh = !json.exists();
+        let written = (|| {
+            write_atomic(io, &bin, &tmp_of(&bin), bytes, sync)?;
+            write_atomic(io, &json, &tmp_of(&json), &meta_bytes, sync)?;
+            if sync {
+                sync_dir(io, &dir)?;
+                sync_dir(io, &self.root)?;
+            }
+            Ok(())
+        })();
+        if written.is_err() && fresh {
+            // Nobody was told about this id: a failed put must not leave it listed.
+            let _ = io.remove_file(&json);
+            let _ = io.remove_file(&bin);
         }
-        Ok(())
+        written
     }
 
     pub(crate) fn get_meta(
@@ -110,7 +124,10 @@ impl Attachments {
     pub(crate) fn delete(&self, sid: &str, aid: &str) -> Result<bool, StoreError> {
         let (bin, json) = self.paths(sid, aid);
         let existed = remove_file_if_exists(&*self.io, &json)?;
-        remove_file_if_exists(&*self.io, &bin)?;
+        // Without its `.json` the attachment is gone; a `.bin` left behind is only garbage.
+        if let Err(e) = remove_file_if_exists(&*self.io, &bin) {
+            eprintln!("session-manager: fs store: attachment bytes left behind: {e}");
+        }
         Ok(existed)
     }
 
@@ -131,8 +148,12 @@ impl Attachments {
         remove_dir_if_exists(io, &target)?;
         io.rename(&dir, &target).map_err(|e| io_err("rename", &dir, &e))?;
         if sync {
-            sync_dir(io, &self.root)?;
-            sync_dir(io, &trash_root)?;
+            let synced = sync_dir(io, &self.root).and_then(|()| sync_dir(io, &trash_root));
+            if let Err(e) = synced {
+                // The delete fails: its attachments must not stay hidden in the trash.
+                let _ = io.rename(&target, &dir);
+                return Err(e);
+            }
         }
         Ok(Some(target))
     }

@@ -63,6 +63,25 @@ impl Catalog {
         }
     }
 
+    /// Re-reads one session's meta from its file (after a failed write, whose effect on the disk
+    /// is unknown: the write may have landed before a later step failed).
+    pub(crate) fn refresh(&self, data_dir: &Path, sid: &str) {
+        let mut guard = self.lock();
+        let Some(map) = guard.as_mut() else { return };
+        match scan_meta(&data_dir.join(format!("{}.jsonl", enc(sid)))) {
+            Ok(Some(meta)) => {
+                map.insert(sid.to_string(), meta);
+            }
+            Ok(None) => {
+                map.remove(sid);
+            }
+            Err(e) => {
+                eprintln!("session-manager: fs store: catalog refresh of {sid:?}: {e}");
+                *guard = None; // rebuilt from the files on the next list
+            }
+        }
+    }
+
     /// Every listed meta; builds the catalog on first use.
     pub(crate) fn list(&self, data_dir: &Path) -> Result<Vec<SessionMeta>, StoreError> {
         let mut guard = self.lock();

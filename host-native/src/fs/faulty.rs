@@ -56,6 +56,8 @@ struct State {
     ops: Vec<(OpKind, PathBuf)>,
     /// `(index in ops, fault)` armed failures.
     armed: Vec<(usize, Fault)>,
+    /// `(kind, path suffix, fault)`: the next matching operation fails.
+    matching: Vec<(OpKind, String, Fault)>,
     fired: Vec<(OpKind, PathBuf, Fault)>,
 }
 
@@ -91,6 +93,11 @@ impl FaultyIo {
         st.armed.push((at, fault));
     }
 
+    /// Fails the next operation of `kind` whose path ends with `suffix`.
+    pub fn fail_next(&self, kind: OpKind, suffix: &str, fault: Fault) {
+        self.lock().matching.push((kind, suffix.to_string(), fault));
+    }
+
     /// The faults that fired: `(kind, path, fault)`.
     pub fn fired(&self) -> Vec<(OpKind, PathBuf, Fault)> {
         self.lock().fired.clone()
@@ -98,7 +105,9 @@ impl FaultyIo {
 
     /// Disarms every pending fault.
     pub fn disarm(&self) {
-        self.lock().armed.clear();
+        let mut st = self.lock();
+        st.armed.clear();
+        st.matching.clear();
     }
 
     /// Records the operation; `Some(fault)` when it must fail.
@@ -106,8 +115,13 @@ impl FaultyIo {
         let mut st = self.lock();
         let index = st.ops.len();
         st.ops.push((kind, path.to_path_buf()));
-        let pos = st.armed.iter().position(|(at, _)| *at == index)?;
-        let (_, fault) = st.armed.remove(pos);
+        let fault = if let Some(pos) = st.armed.iter().position(|(at, _)| *at == index) {
+            st.armed.remove(pos).1
+        } else {
+            let suffix = |s: &String| path.as_os_str().to_string_lossy().ends_with(s.as_str());
+            let pos = st.matching.iter().position(|(k, s, _)| *k == kind && suffix(s))?;
+            st.matching.remove(pos).2
+        };
         st.fired.push((kind, path.to_path_buf(), fault));
         Some(fault)
     }

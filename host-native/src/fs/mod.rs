@@ -247,14 +247,12 @@ impl FsStore {
             .iter()
             .any(|w| matches!(w, Write::DeleteAttachment(_) | Write::DeleteAttachments));
         let delete_all = writes.iter().any(|w| matches!(w, Write::DeleteAttachments));
+        // A session delete moves the attachment folder to the trash before the commit point.
+        let trashing = delete_all && next_is_empty && log == LogChange::Rewrite;
 
         // Before the commit point: puts (when nothing is deleted) and the trash of a session delete.
         let before_commit = || -> Result<Option<PathBuf>, StoreError> {
-            let trashed = if delete_all && next_is_empty && log == LogChange::Rewrite {
-                self.attachments.trash(sid, durable)?
-            } else {
-                None
-            };
+            let trashed = if trashing { self.attachments.trash(sid, durable)? } else { None };
             if !has_attachment_deletes {
                 for write in writes {
                     if let Write::PutAttachment { meta, bytes } = write {
@@ -279,16 +277,18 @@ impl FsStore {
             LogChange::Rewrite => loaded.rewrite(&ctx, sid),
         };
         if let Err(e) = result {
+            // The write may have landed before a later step failed (e.g. the directory fsync
+            // after a rename): the disk decides. Replay it on next touch, re-read its meta, and
+            // treat the trash as `recover` does on open: back home while the log exists.
             *slot = None;
+            self.catalog.refresh(&self.cfg.data_dir, sid);
             if let Some(trash) = trashed {
-                let _ = self.cfg.io.rename(
-                    &trash,
-                    &self
-                        .cfg
-                        .data_dir
-                        .join("attachments")
-                        .join(session_core::jsonl::attachment_dir_name(sid)),
-                );
+                if ctx.log_path(sid).exists() {
+                    let home = self.attachments.home(sid);
+                    let _ = self.cfg.io.rename(&trash, &home);
+                } else if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash) {
+                    eprintln!("session-manager: fs store: trash of {sid:?} left for open: {e}");
+                }
             }
             return Err(e);
         }
@@ -303,7 +303,10 @@ impl FsStore {
         // After the commit point: attachment deletes (and the puts of a change set that has some).
         let mut applied = Applied { commit, attachments_deleted: Vec::new() };
         if let Some(trash) = trashed {
-            attachments::remove_dir_if_exists(&*self.cfg.io, &trash)?;
+            // Committed: the session is gone. A trash left behind is removed on the next open.
+            if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash) {
+                eprintln!("session-manager: fs store: trash of {sid:?} left for open: {e}");
+            }
         }
         if has_attachment_deletes {
             for write in writes {
@@ -314,7 +317,7 @@ impl FsStore {
                     Write::DeleteAttachment(aid) => {
                         applied.attachments_deleted.push(self.attachments.delete(sid, aid)?);
                     }
-                    Write::DeleteAttachments => self.attachments.delete_all(sid)?,
+                    Write::DeleteAttachments if !trashing => self.attachments.delete_all(sid)?,
                     _ => {}
                 }
             }
