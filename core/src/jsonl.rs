@@ -158,8 +158,9 @@ pub fn tail_repair(bytes: &[u8]) -> TailRepair {
 /// `meta`, `append` and groups holding them set it, and the last one wins.
 pub fn last_meta(bytes: &[u8]) -> Option<crate::wire::SessionMeta> {
     for line in bytes.rsplit(|b| *b == b'\n') {
-        // Cheap prefilter: a line that cannot mention a meta is not parsed.
-        if !contains(line, b"\"meta\"") {
+        // Cheap prefilter: a line that cannot mention a meta is not parsed. A JSON escape can
+        // spell the key or the tag without the literal text, so such lines are parsed too.
+        if !contains(line, b"\"meta\"") && !contains(line, b"\\u") {
             continue;
         }
         if let Line::Records(records) = parse_line(line) {
