@@ -26,7 +26,7 @@ fn main() {
         ("session::list", json!({"status": "idle", "metadata": {"owner": "u1"}, "limit": 1})),
         ("session::set-meta", json!({"session_id": s, "title": "n", "metadata": {"x": [1]}})),
         ("session::set-status", json!({"session_id": s, "status": "error", "reason": "r"})),
-        ("session::set-draft", json!({"session_id": s, "text": "d", "attachment_ids": []})),
+        ("session::set-draft", json!({"session_id": s, "draft": "d", "attachment_ids": []})),
         ("session::delete", json!({"session_id": "s_001"})),
         (
             "session::append",

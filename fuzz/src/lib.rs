@@ -5,12 +5,44 @@
 use serde_json::{json, Value};
 use session_core::record::SessionState;
 use session_core::wire::AttachmentMeta;
-use session_core::{
-    catalog, jsonl, Env, Limits, ManualClock, MemStore, Outcome, SeqIds, SessionError,
-};
+use std::sync::OnceLock;
 
-/// Sessions and ids the seeded store holds, for seeds and the dictionary.
+use session_core::{catalog, jsonl, ChangeSet, Env, Limits, ManualClock, MemStore, Outcome};
+use session_core::{Clock as _, IdGen as _, SeqIds, SessionError, Store as _, Write};
+
+/// The session the fixture builds (its fork is `s_001`).
 pub const SESSION: &str = "s1";
+
+/// Small list limits and attachments, so paging and the size check are reached quickly.
+const FIXTURE_LIMITS: Limits =
+    Limits { default_list_limit: 3, max_list_limit: 5, max_attachment_bytes: 64 };
+
+/// How many ids of each kind a `SeqIds` has handed out.
+#[derive(Debug, Clone, Copy)]
+struct Counters {
+    sessions: usize,
+    entries: usize,
+    attachments: usize,
+}
+
+impl Counters {
+    /// Reads the counters by drawing the next id of each kind (the generator is spent after).
+    fn drain(ids: &SeqIds) -> Counters {
+        let used = |next: String| next[2..].parse::<usize>().expect("a sequential id") - 1;
+        Counters {
+            sessions: used(ids.session_id()),
+            entries: used(ids.entry_id()),
+            attachments: used(ids.attachment_id()),
+        }
+    }
+
+    /// Moves a fresh generator to the same place.
+    fn advance(&self, ids: &SeqIds) {
+        (0..self.sessions).for_each(|_| drop(ids.session_id()));
+        (0..self.entries).for_each(|_| drop(ids.entry_id()));
+        (0..self.attachments).for_each(|_| drop(ids.attachment_id()));
+    }
+}
 
 /// A seeded in-memory store with the deterministic clock and ids of the BDD suite.
 #[derive(Debug)]
@@ -32,10 +64,37 @@ fn text(role: &str, t: &str) -> Value {
 }
 
 impl Fixture {
+    /// The fixture, copied from one built once per process (building it by calls costs more than
+    /// most fuzz inputs).
+    pub fn new() -> Self {
+        static TEMPLATE: OnceLock<(Dump, Counters, i64)> = OnceLock::new();
+        let (sessions, counters, now) = TEMPLATE.get_or_init(|| {
+            let built = Fixture::build();
+            let counters = Counters::drain(&built.ids);
+            (dump(&built.store), counters, built.clock.now_ms())
+        });
+        let f = Fixture {
+            store: MemStore::new(),
+            clock: ManualClock::new(),
+            ids: SeqIds::new(),
+            limits: FIXTURE_LIMITS,
+        };
+        for (sid, state, attachments) in sessions {
+            f.store.import_state(sid, state.clone());
+            for (meta, bytes) in attachments {
+                let put = Write::PutAttachment { meta: meta.clone(), bytes: bytes.clone() };
+                f.store.apply(&ChangeSet::new(sid.clone()).with(put)).expect("mem store applies");
+            }
+        }
+        counters.advance(&f.ids);
+        f.clock.set(*now);
+        f
+    }
+
     /// `s1`: user e_001 → assistant e_002 (a function call) → result e_003 → custom entry e_004,
     /// a sibling branch e_005 under e_001, an attachment a_001 referenced by e_006 (under e_005) and
     /// parked in the draft, the leaf moved back to e_004; `s_001`: a fork of `s1` at e_002.
-    pub fn new() -> Self {
+    pub fn build() -> Self {
         let limits = Limits { default_list_limit: 3, max_list_limit: 5, max_attachment_bytes: 64 };
         let f = Fixture {
             store: MemStore::new(),
@@ -75,7 +134,7 @@ impl Fixture {
             ),
             (
                 "session::set-draft",
-                json!({"session_id": SESSION, "text": "draft", "attachment_ids": ["a_001"]}),
+                json!({"session_id": SESSION, "draft": "draft", "attachment_ids": ["a_001"]}),
             ),
             ("session::fork", json!({"session_id": SESSION, "entry_id": "e_002"})),
             ("session::set-active-leaf", json!({"session_id": SESSION, "entry_id": "e_004"})),
@@ -104,7 +163,6 @@ pub type Dump = Vec<(String, SessionState, Vec<(AttachmentMeta, Vec<u8>)>)>;
 
 /// A full dump of the store, sessions and attachments in id order.
 pub fn dump(store: &MemStore) -> Dump {
-    use session_core::Store as _;
     let mut ids = store.session_ids();
     for meta in store.list_metas().unwrap_or_default() {
         ids.push(meta.session_id);
@@ -142,5 +200,20 @@ pub fn check_snapshots_replay(store: &MemStore) {
         let (again, stats) = jsonl::replay(&bytes);
         assert_eq!(stats.skipped, 0, "snapshot of {sid:?} has lines replay skips");
         assert_eq!(again, state, "snapshot of {sid:?} replays to another state");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_copied_fixture_equals_the_built_one() {
+        let (built, copied) = (Fixture::build(), Fixture::new());
+        assert!(dump(&built.store) == dump(&copied.store));
+        assert_eq!(built.clock.now_ms(), copied.clock.now_ms());
+        assert_eq!(built.ids.entry_id(), copied.ids.entry_id());
+        assert_eq!(built.ids.session_id(), copied.ids.session_id());
+        assert_eq!(built.ids.attachment_id(), copied.ids.attachment_id());
     }
 }
