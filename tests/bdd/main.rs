@@ -16,7 +16,9 @@ fn main() {
     // `@engine` scenarios start with this step; without III_BIN it stays undefined, so they are
     // reported skipped.
     if std::env::var_os(engine::III_BIN).is_some() {
-        cucumber = cucumber.given(engine::start_regex(), engine::start_step);
+        cucumber = cucumber
+            .given(engine::start_regex(), engine::start_step)
+            .given(engine::topology_regex(), engine::topology_step);
     }
     // The engine client (iii-sdk) needs a tokio runtime around the steps.
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");

@@ -22,6 +22,8 @@ pub struct Harness {
     pub port: u16,
     engine: Child,
     worker: Option<Child>,
+    /// `--config` seed of the worker (bridge topologies).
+    pub seed: Option<PathBuf>,
     pub client: IIIClient,
     pub inbox: Inbox,
 }
@@ -83,43 +85,62 @@ fn fresh_dir() -> PathBuf {
 /// Starts the engine; retries on another port when the address is taken.
 fn start_engine(iii: &str, dir: &Path) -> (Child, u16) {
     for _ in 0..5 {
-        let port = free_port();
-        let config = format!(
-            "workers:\n  - name: iii-worker-manager\n    config:\n      host: 127.0.0.1\n      port: {port}\n  - name: configuration\n    config:\n      adapter:\n        name: fs\n        config:\n          directory: ./config\n  - name: iii-observability\n    config:\n      enabled: false\n"
-        );
-        std::fs::write(dir.join("config.yaml"), config).expect("engine config");
-        let log = dir.join("engine.log");
-        let out = std::fs::File::create(&log).expect("engine log");
-        let mut child = Command::new(iii)
-            .args(["--config", "config.yaml", "--no-update-check"])
-            .current_dir(dir)
-            .env("III_TELEMETRY_ENABLED", "false")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().expect("log"))
-            .stderr(out)
-            .spawn()
-            .expect("spawn iii (III_BIN)");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            let text = read(&log);
-            if text.contains("Engine listening on address") {
-                return (child, port);
-            }
-            if text.contains("already in use") || child.try_wait().ok().flatten().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        if let Some(child) = spawn_engine(iii, dir, free_port()) {
+            return child;
         }
-        let _ = child.kill();
-        let _ = child.wait();
     }
     panic!("the engine did not start; see {}", dir.join("engine.log").display());
+}
+
+/// Starts the engine on `port`; `None` when it did not come up (e.g. the port is taken).
+fn spawn_engine(iii: &str, dir: &Path, port: u16) -> Option<(Child, u16)> {
+    let config = format!(
+        "workers:\n  - name: iii-worker-manager\n    config:\n      host: 127.0.0.1\n      port: {port}\n  - name: configuration\n    config:\n      adapter:\n        name: fs\n        config:\n          directory: ./config\n  - name: iii-observability\n    config:\n      enabled: false\n"
+    );
+    std::fs::write(dir.join("config.yaml"), config).expect("engine config");
+    let log = dir.join("engine.log");
+    // A restart appends to the log: only what this process writes counts.
+    let skip = read(&log).len();
+    let out = std::fs::OpenOptions::new().create(true).append(true).open(&log).expect("engine log");
+    let mut child = Command::new(iii)
+        .args(["--config", "config.yaml", "--no-update-check"])
+        .current_dir(dir)
+        .env("III_TELEMETRY_ENABLED", "false")
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().expect("log"))
+        .stderr(out)
+        .spawn()
+        .expect("spawn iii (III_BIN)");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let text = read(&log).get(skip..).unwrap_or_default().to_string();
+        if text.contains("Engine listening on address") {
+            return Some((child, port));
+        }
+        if text.contains("already in use") || child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
 }
 
 impl Harness {
     /// Engine, worker and client, ready to call.
     pub async fn start(iii: &str) -> Harness {
+        Harness::start_with(iii, None).await
+    }
+
+    /// [`Harness::start`] with a `--config` seed (YAML text) for the worker.
+    pub async fn start_with(iii: &str, seed_yaml: Option<&str>) -> Harness {
         let dir = fresh_dir();
+        let seed = seed_yaml.map(|yaml| {
+            let path = dir.join("seed.yaml");
+            std::fs::write(&path, yaml).expect("seed");
+            path
+        });
         let (engine, port) = start_engine(iii, &dir);
         let url = format!("ws://127.0.0.1:{port}");
         let meta =
@@ -132,7 +153,8 @@ impl Harness {
                 ..Default::default()
             },
         );
-        let mut h = Harness { dir, port, engine, worker: None, client, inbox: Inbox::default() };
+        let mut h =
+            Harness { dir, port, engine, worker: None, seed, client, inbox: Inbox::default() };
         h.start_worker().await;
         h
     }
@@ -148,8 +170,12 @@ impl Harness {
             .append(true)
             .open(self.dir.join("worker.log"))
             .expect("worker log");
+        let mut args = vec!["--url".to_string(), self.url()];
+        if let Some(seed) = &self.seed {
+            args.extend(["--config".to_string(), seed.display().to_string()]);
+        }
         let child = Command::new(worker_bin())
-            .args(["--url", &self.url()])
+            .args(&args)
             .current_dir(&self.dir)
             .env_remove("III_COMPOSE_DIR")
             .env_remove("III_WORKER_NAME")
@@ -172,6 +198,25 @@ impl Harness {
                 self.dir.join("worker.log").display()
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// SIGKILL of the engine (the worker stays and reconnects when it is back).
+    pub fn kill_engine(&mut self) {
+        let _ = self.engine.kill();
+        let _ = self.engine.wait();
+    }
+
+    /// Starts the engine again on the same port and directory.
+    pub fn restart_engine(&mut self, iii: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some((child, _)) = spawn_engine(iii, &self.dir, self.port) {
+                self.engine = child;
+                return;
+            }
+            assert!(Instant::now() < deadline, "the engine did not restart on {}", self.port);
+            std::thread::sleep(Duration::from_millis(200));
         }
     }
 

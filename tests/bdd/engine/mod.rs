@@ -2,6 +2,7 @@
 //! binary); without it the `Given a running engine with session-manager` step is not defined, so
 //! cucumber reports every engine scenario as skipped.
 
+mod bridge;
 pub mod harness;
 mod steps;
 
@@ -27,7 +28,7 @@ pub fn start_step<'a>(world: &'a mut SessionWorld, _ctx: Context) -> LocalBoxFut
 fn engine_state(harness: harness::Harness) -> EngineState {
     // `${engine_url}`: this engine's own URL (a bridge to it is refused).
     let vars = [("engine_url".to_string(), harness.url())].into();
-    EngineState { harness, last: None, vars, bindings: Default::default() }
+    EngineState { harness, last: None, vars, bindings: Default::default(), peers: Vec::new() }
 }
 
 /// The start step's regex.
@@ -45,4 +46,9 @@ pub struct EngineState {
     pub vars: std::collections::HashMap<String, String>,
     /// Handler name → engine trigger id of its binding; the last binding attempt's error.
     pub bindings: std::collections::HashMap<String, String>,
+    /// Bridge topologies: the bridged instances (`bridge 1`, `bridge 2`, …); `harness` is the
+    /// main.
+    pub peers: Vec<harness::Harness>,
 }
+
+pub use bridge::{topology_regex, topology_step};

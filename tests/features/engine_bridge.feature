@@ -1,0 +1,99 @@
+Feature: bridge topology across engines
+  A main engine whose session-manager stores on fs, and engines whose session-managers bridge to
+  it (contract §5.6–§5.8). Instances are "main", "bridge 1", "bridge 2"; the bridges' store calls
+  time out after 2 s. Without III_BIN every scenario here is reported skipped.
+
+  # Prevents: bridged writes stored locally, or a bridge serving the store protocol.
+  @engine @serial
+  Scenario: writes through a bridge land in the main's data_dir
+    Given a main engine with session-manager and 1 bridged engine
+    When on "bridge 1" the client calls "session::create" with {"title": "bridged", "metadata": {"owner": "u"}} and keeps "session_id" as "sid"
+    And on "bridge 1" the client calls "session::append" with {"session_id": "${sid}", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1}}
+    Then the engine call succeeds
+    And the worker data dir "data/session-manager" holds 1 session file
+    And on "bridge 1" the worker data dir "data/session-manager" holds 0 session files
+    When the client calls "session::get" with {"session_id": "${sid}"}
+    Then the engine response contains {"meta": {"title": "bridged", "message_count": 1}}
+    When on "bridge 1" the client calls "session::list" with {"metadata": {"owner": "u"}}
+    Then the engine response field "sessions" has 1 item
+    When on "bridge 1" the client calls "session::store::list-metas" with {}
+    Then the engine call fails mentioning "bridge mode"
+
+  # Prevents: events lost or duplicated across engines (echo loops, double local emission).
+  @engine @serial
+  Scenario: every subscriber on every engine receives each event exactly once
+    Given a main engine with session-manager and 2 bridged engines
+    And on "main" handler "created" is bound to "session::created" with config {}
+    And on "bridge 1" handler "created" is bound to "session::created" with config {}
+    And on "bridge 2" handler "created" is bound to "session::created" with config {}
+    And on "bridge 2" handler "mine" is bound to "session::created" with config {"metadata": {"owner": "u2"}}
+    When on "bridge 1" the client calls "session::create" with {"metadata": {"owner": "u1"}} and keeps "session_id" as "s1"
+    And on "main" the client calls "session::create" with {"metadata": {"owner": "u2"}} and keeps "session_id" as "s2"
+    And on "bridge 2" the client calls "session::create" with {"metadata": {"owner": "u2"}}
+    Then on "main" handler "created" receives 3 events
+    And on "bridge 1" handler "created" receives 3 events
+    And on "bridge 2" handler "created" receives 3 events
+    And on "bridge 2" handler "mine" receives 2 events
+
+  # Prevents: lost or duplicated entries, or a forked chain, when two bridges append at once.
+  @engine @serial
+  Scenario: concurrent appends from two bridges keep one chain with every entry once
+    Given a main engine with session-manager and 2 bridged engines
+    When on "main" the client calls "session::create" with {"title": "shared"} and keeps "session_id" as "sid"
+    Given on "main" handler "added" is bound to "session::message-added" with config {"session_id": "${sid}"}
+    And on "bridge 1" handler "added" is bound to "session::message-added" with config {"session_id": "${sid}"}
+    And on "bridge 2" handler "added" is bound to "session::message-added" with config {"session_id": "${sid}"}
+    When every bridge appends 25 messages to "${sid}" concurrently
+    Then the main holds every acknowledged id of "${sid}" exactly once in one chain
+    And on "main" handler "added" receives 50 events
+    And on "bridge 1" handler "added" receives 50 events
+    And on "bridge 2" handler "added" receives 50 events
+
+  # Prevents: a dead main hanging bridge callers, or a bridge that never recovers.
+  @engine @serial
+  Scenario: an unreachable main gives session/storage and the bridge recovers when it returns
+    Given a main engine with session-manager and 1 bridged engine
+    When on "bridge 1" the client calls "session::create" with {"title": "before"} and keeps "session_id" as "sid"
+    And the main engine is killed
+    And on "bridge 1" the client calls "session::get" with {"session_id": "${sid}"}
+    Then the engine call fails with code "session/storage"
+    And the engine call fails mentioning "bridge session::store::get-meta failed"
+    When the main engine is started again
+    Then on "bridge 1" the client call "session::get" with {"session_id": "${sid}"} succeeds within 30 seconds
+    And the engine response contains {"meta": {"title": "before"}}
+    When the main worker is killed with SIGKILL
+    And on "bridge 1" the client calls "session::set-status" with {"session_id": "${sid}", "status": "working"}
+    Then the engine call fails with code "session/storage"
+    When the main worker is started again
+    Then on "bridge 1" the client call "session::set-status" with {"session_id": "${sid}", "status": "done"} succeeds within 30 seconds
+
+  # Prevents: acknowledged writes lost when the main dies under load, or a bridge stuck after it.
+  @engine @serial
+  Scenario: killing the main mid-load loses nothing acknowledged and service resumes
+    Given a main engine with session-manager and 2 bridged engines
+    When on "main" the client calls "session::create" with {"title": "load"} and keeps "session_id" as "sid"
+    And every bridge appends 30 messages to "${sid}" concurrently while the main worker is killed and restarted
+    Then some bridge appends answered "session/storage" meanwhile
+    And the main holds every acknowledged id of "${sid}" exactly once in one chain
+
+  # Prevents: a reload that keeps the old relay feeding, skips the resync or cannot come back.
+  @engine @serial
+  Scenario: hot reload bridge to fs and back, with resync
+    Given a main engine with session-manager and 1 bridged engine
+    When on "main" the client calls "session::create" with {"title": "on main"}
+    Given on "bridge 1" handler "created" is bound to "session::created" with config {}
+    And on "bridge 1" handler "deleted" is bound to "session::deleted" with config {}
+    When on "bridge 1" the stored configuration is set to {"adapter": {"name": "fs", "config": {"data_dir": "data/session-manager"}}}
+    Then on "bridge 1" the config status becomes {"last_outcome": "applied", "rejected_reloads": 0}
+    And on "bridge 1" handler "deleted" receives 1 event
+    When on "main" the client calls "session::create" with {"title": "unseen by the fs bridge"}
+    And on "bridge 1" the client calls "session::list" with {}
+    Then the engine response field "sessions" has 0 items
+    And on "bridge 1" handler "created" receives 0 events
+    When on "bridge 1" the stored configuration is set to {"adapter": {"name": "bridge", "config": {"url": "${main_url}", "timeout_ms": 2000}}}
+    Then on "bridge 1" the config status becomes {"last_outcome": "applied", "rejected_reloads": 0}
+    And on "bridge 1" handler "created" receives 2 events
+    When on "main" the client calls "session::create" with {"title": "after"}
+    Then on "bridge 1" handler "created" receives 3 events
+    When on "bridge 1" the stored configuration is set to {"adapter": {"name": "bridge", "config": {"url": "${bridge_url}"}}}
+    Then on "bridge 1" the config status becomes {"last_outcome": "rejected", "rejected_reloads": 1}
