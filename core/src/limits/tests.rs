@@ -90,3 +90,58 @@ fn unknown_functions_and_long_serde_details_answer_session_codes() {
         catalog::call(&store, &env, "session::list", json!({ "status": huge })).expect_err("enum");
     assert!(error.to_string().len() < 1024, "serde detail is cut: {}", error.to_string().len());
 }
+
+/// The claim behind [`MAX_DEPTH`]: whatever the core accepts, its log lines replay (serde_json
+/// parses lines with a 128-level limit; a deeper line would be skipped after a restart).
+#[test]
+fn the_deepest_accepted_writes_replay_from_their_log_lines() {
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let store = MemStore::new();
+    // `nested_object(k, n)` at request depth `d` reaches depth `d + n - 1`; keep it at MAX_DEPTH.
+    let deep = |at: usize| nested_object("k", MAX_DEPTH + 1 - at);
+    let call = |id: &str, payload: Value| {
+        catalog::call(&store, &env, id, payload).map(|_| ()).map_err(|e| e.to_string())
+    };
+    let block = |at: usize| json!({"type": "function_call", "id": "c", "function_id": "f", "arguments": deep(at)});
+    let result = |at: usize| {
+        json!({"role": "function_result", "function_call_id": "c",
+        "function_id": "f", "content": [], "details": deep(at), "timestamp": 1})
+    };
+    let assistant = |at: usize| {
+        json!({"role": "assistant", "content": [block(at)],
+        "stop_reason": "function_call", "model": "m", "provider": "p", "timestamp": 1})
+    };
+    let steps = [
+        ("session::ensure", json!({"session_id": "s", "metadata": deep(2)})),
+        ("session::set-meta", json!({"session_id": "s", "metadata": deep(2)})),
+        ("session::append", json!({"session_id": "s", "origin": deep(2), "message": assistant(5)})),
+        ("session::append-many", json!({"session_id": "s", "messages": [assistant(6), result(4)]})),
+        (
+            "session::update-message",
+            json!({"session_id": "s", "entry_id": "e_003", "content": [], "details": deep(2)}),
+        ),
+        (
+            "session::append",
+            json!({"session_id": "s", "custom": {"custom_type": "t", "data": deep(3)}}),
+        ),
+        ("session::fork", json!({"session_id": "s", "entry_id": "e_003"})),
+    ];
+    for (id, payload) in steps {
+        assert_eq!(call(id, payload), Ok(()), "{id} at the limit is accepted");
+    }
+    for sid in store.session_ids() {
+        let state = store.session_state(&sid);
+        for record in state.snapshot_records() {
+            let line = crate::jsonl::encode_records(&[record.clone(), record]);
+            assert!(matches!(
+                crate::jsonl::parse_line(line.trim_ascii_end()),
+                crate::jsonl::Line::Records(_)
+            ));
+        }
+        let (again, stats) = crate::jsonl::replay(&store.export_jsonl(&sid).expect("stored"));
+        assert_eq!((stats.skipped, &again), (0, &state), "{sid} replays");
+    }
+    let too_deep = json!({"session_id": "s", "metadata": deep(1)});
+    assert!(call("session::set-meta", too_deep).is_err(), "one level more is refused");
+}
