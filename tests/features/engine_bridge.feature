@@ -61,6 +61,9 @@ Feature: bridge topology across engines
     When the main engine is started again
     Then on "bridge 1" the client call "session::get" with {"session_id": "${sid}"} succeeds within 30 seconds
     And the engine response contains {"meta": {"title": "before"}}
+    Given on "bridge 1" handler "created" is bound to "session::created" with config {}
+    When on "main" the client calls "session::create" with {"title": "after the restart"}
+    Then on "bridge 1" handler "created" receives 1 event
     When the main worker is killed with SIGKILL
     And on "bridge 1" the client calls "session::set-status" with {"session_id": "${sid}", "status": "working"}
     Then the engine call fails with code "session/storage"
