@@ -200,6 +200,7 @@ fn streaming_disk_bytes(_c: &mut Criterion) {
         }
         s.apply(&ChangeSet::new("s").with(Write::PutEntry(entry))).expect("update");
     }
+    s.wait_for_compactions();
     let disk = std::fs::metadata(dir.path().join("s.jsonl")).expect("stat").len();
     let live = jsonl::encode_snapshot(
         &jsonl::replay(&std::fs::read(dir.path().join("s.jsonl")).expect("read")).0,

@@ -146,6 +146,7 @@ fn streaming_updates_are_compacted_to_within_twice_live() {
         meta.updated_at = 3 + i as i64;
         apply(&store, "s", vec![Write::PutEntry(entry), Write::PutMeta(meta)]);
     }
+    store.wait_for_compactions();
     let disk = fs::metadata(dir.path().join("s.jsonl")).expect("stat").len();
     let live = session_core::jsonl::encode_snapshot(
         &session_core::jsonl::replay(&fs::read(dir.path().join("s.jsonl")).expect("read")).0,
@@ -300,4 +301,15 @@ fn regression_a_session_larger_than_the_cache_budget_stays_loaded() {
     assert_eq!(store.cached_sessions(), 1, "the session just touched stays, the idle one goes");
     assert!(store.get_meta("big").expect("get").is_some());
     assert_eq!(store.cached_sessions(), 1);
+}
+
+/// Model-test regression (of an unreleased change): a change set that puts an attachment, then
+/// deletes the entries and every attachment of a session with no meta (a session delete) must
+/// leave no attachment: the put lands after the trash, so the final delete cannot be skipped.
+#[test]
+fn regression_put_then_delete_all_in_a_session_delete_leaves_no_attachment() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let put = Write::PutAttachment { meta: attachment_meta("%", "a0", b""), bytes: Vec::new() };
+    apply(&open(dir.path()), "%", vec![put, Write::DeleteEntries, Write::DeleteAttachments]);
+    assert!(open(dir.path()).list_attachments("%").expect("list").is_empty());
 }

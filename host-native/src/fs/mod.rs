@@ -18,6 +18,7 @@
 
 mod attachments;
 mod catalog;
+mod compact;
 mod faulty;
 mod io;
 mod session;
@@ -36,6 +37,7 @@ use session_core::{Applied, ChangeSet, Store, StoreError, Write};
 
 use attachments::Attachments;
 use catalog::Catalog;
+use compact::Compactor;
 use io::io_err;
 use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
 use sync::GroupSync;
@@ -96,6 +98,7 @@ pub struct FsStore {
     group: GroupSync,
     tick: AtomicU64,
     evicting: Mutex<()>,
+    compactor: Compactor,
 }
 
 impl FsStore {
@@ -112,6 +115,12 @@ impl FsStore {
             group: GroupSync::default(),
             tick: AtomicU64::new(0),
             evicting: Mutex::new(()),
+            compactor: Compactor::start(
+                &cfg.data_dir,
+                cfg.sync != SyncMode::Never,
+                cfg.compact_min_bytes,
+                Arc::clone(&cfg.io),
+            ),
             cfg,
         })
     }
@@ -123,6 +132,11 @@ impl FsStore {
     /// Writes the catalog now (it is also written on drop).
     pub fn flush_catalog(&self) -> Result<(), StoreError> {
         self.catalog.save(&*self.cfg.io, &self.cfg.data_dir)
+    }
+
+    /// Blocks until every queued background compaction has finished.
+    pub fn wait_for_compactions(&self) {
+        self.compactor.wait_idle();
     }
 
     /// Number of sessions currently held replayed in memory.
@@ -249,6 +263,7 @@ impl FsStore {
         let delete_all = writes.iter().any(|w| matches!(w, Write::DeleteAttachments));
         // A session delete moves the attachment folder to the trash before the commit point.
         let trashing = delete_all && next_is_empty && log == LogChange::Rewrite;
+        let puts = writes.iter().any(|w| matches!(w, Write::PutAttachment { .. }));
 
         // Before the commit point: puts (when nothing is deleted) and the trash of a session delete.
         let before_commit = || -> Result<Option<PathBuf>, StoreError> {
@@ -294,10 +309,6 @@ impl FsStore {
         }
         if log != LogChange::None {
             self.catalog.on_write(sid, loaded.state.meta.as_ref());
-            if let Err(e) = loaded.maybe_compact(&ctx, sid) {
-                eprintln!("session-manager: fs store: compaction of {sid:?} failed: {e}");
-                *slot = None;
-            }
         }
 
         // After the commit point: attachment deletes (and the puts of a change set that has some).
@@ -317,7 +328,11 @@ impl FsStore {
                     Write::DeleteAttachment(aid) => {
                         applied.attachments_deleted.push(self.attachments.delete(sid, aid)?);
                     }
-                    Write::DeleteAttachments if !trashing => self.attachments.delete_all(sid)?,
+                    // After a trash the folder is gone, unless a put of this change set made
+                    // it again.
+                    Write::DeleteAttachments if !trashing || puts => {
+                        self.attachments.delete_all(sid)?
+                    }
                     _ => {}
                 }
             }
@@ -390,6 +405,16 @@ impl Store for FsStore {
     }
 
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
-        self.with_loaded(&changes.session_id, |slot| self.apply_locked(slot, changes))
+        let sid = &changes.session_id;
+        let mut compact = false;
+        let applied = self.with_loaded(sid, |slot| {
+            let applied = self.apply_locked(slot, changes);
+            compact = slot.as_mut().is_some_and(Loaded::wants_compaction);
+            applied
+        });
+        if compact {
+            self.compactor.submit(sid, self.slot(sid));
+        }
+        applied
     }
 }

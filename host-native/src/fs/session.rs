@@ -14,6 +14,7 @@ use session_core::jsonl::{self, enc, TailRepair};
 use session_core::record::{Record, SessionState};
 use session_core::StoreError;
 
+use super::compact::next_epoch;
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
 use super::sync::{GroupSync, SyncMode};
 use super::vfs::FsIo;
@@ -33,11 +34,16 @@ pub(crate) struct Slot {
 #[derive(Debug)]
 pub(crate) struct Loaded {
     pub(crate) state: SessionState,
-    file: Option<Arc<File>>,
-    on_disk: bool,
-    len: u64,
-    repair: TailRepair,
-    compact_at: u64,
+    pub(crate) file: Option<Arc<File>>,
+    pub(crate) on_disk: bool,
+    pub(crate) len: u64,
+    pub(crate) repair: TailRepair,
+    pub(crate) compact_at: u64,
+    /// New per load and per rewrite: a background compaction only installs its file while the
+    /// epoch it started from is still current ([`super::compact`]).
+    pub(crate) epoch: u64,
+    /// A compaction job for this file is queued or running.
+    pub(crate) compact_queued: bool,
 }
 
 /// Where a session lives and how its writes are flushed.
@@ -94,6 +100,8 @@ impl Loaded {
             repair: jsonl::tail_repair(bytes.unwrap_or_default()),
             // The first append after a load checks whether the file needs compacting.
             compact_at: len.max(ctx.compact_min),
+            epoch: next_epoch(),
+            compact_queued: false,
         })
     }
 
@@ -162,6 +170,7 @@ impl Loaded {
         let path = ctx.log_path(sid);
         let durable = ctx.sync != SyncMode::Never;
         self.file = None;
+        self.epoch = next_epoch();
         if self.state.is_empty() {
             if remove_file_if_exists(ctx.io, &path)? && durable {
                 sync_dir(ctx.io, ctx.data_dir)?;
@@ -184,17 +193,15 @@ impl Loaded {
         Ok(())
     }
 
-    /// Compacts the file when it grew past twice its live snapshot; keeps disk ≤ 2× live. The
-    /// snapshot is serialized only when the file doubled since the last check (amortized O(1)).
-    pub(crate) fn maybe_compact(&mut self, ctx: &Ctx<'_>, sid: &str) -> Result<(), StoreError> {
-        if self.len <= self.compact_at {
-            return Ok(());
+    /// Whether the file passed its compaction check point and no job is queued for it yet (the
+    /// caller then queues one for the background compactor, [`super::compact`], which checks the
+    /// live snapshot and rewrites when the file is more than twice as large: disk ≤ 2× live). The
+    /// check point doubles with the live size, so the snapshot work is amortized O(1) per byte.
+    pub(crate) fn wants_compaction(&mut self) -> bool {
+        if self.compact_queued || self.len <= self.compact_at {
+            return false;
         }
-        let live = jsonl::encode_snapshot(&self.state).len() as u64;
-        if self.len > 2 * live {
-            return self.rewrite(ctx, sid);
-        }
-        self.compact_at = (2 * live).max(ctx.compact_min);
-        Ok(())
+        self.compact_queued = true;
+        true
     }
 }

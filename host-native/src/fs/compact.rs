@@ -1,0 +1,262 @@
+//! Background compaction of the fs store: a session log that grew past twice its live snapshot is
+//! rewritten by one background thread, off the writers' path.
+//!
+//! A job runs in three steps. (1) Under the session lock: encode the live snapshot and note the
+//! file length and the cached state's epoch (a new epoch per load and per inline rewrite). (2)
+//! Without the lock: write the snapshot to `<file>.jsonl.compact.tmp` and fsync it; writers keep
+//! appending to the live file meanwhile. (3) Under the lock again: if the epoch changed (the state
+//! was evicted, reloaded or rewritten) give up; otherwise copy the lines appended since step 1
+//! (complete lines: appends hold the same lock) to the tmp file, fsync, rename it over the log and
+//! fsync the directory. Readers and writers only ever see the old file or the new one (rename is
+//! atomic); a crash before the rename leaves the old file whole plus a stray tmp file (never
+//! listed, overwritten by the next job), a crash after it the new one, which holds everything
+//! acknowledged before the rename. Replaying snapshot + later lines gives the same state as the
+//! old file because a snapshot replays to the state it was taken from.
+//!
+//! Its own tmp name keeps it clear of the inline tmp + rename rewrites of delete paths. If the
+//! copied tail leaves the file above twice the snapshot, the job queues itself again, so an idle
+//! session ends within 2× its live size.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use session_core::jsonl::{self, TailRepair};
+use session_core::StoreError;
+
+use super::io::{io_err, sync_dir};
+use super::session::{Loaded, Slot};
+use super::vfs::FsIo;
+
+static EPOCH: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh epoch for a cached state (see the module doc).
+pub(crate) fn next_epoch() -> u64 {
+    EPOCH.fetch_add(1, Ordering::Relaxed)
+}
+
+type Job = (String, Arc<Slot>);
+
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<Job>,
+    running: bool,
+    stop: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+    data_dir: PathBuf,
+    durable: bool,
+    compact_min: u64,
+    io: Arc<dyn FsIo>,
+}
+
+/// The compaction thread and its queue.
+pub(crate) struct Compactor {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Compactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compactor").field("data_dir", &self.shared.data_dir).finish()
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Compactor {
+    pub(crate) fn start(
+        data_dir: &Path,
+        durable: bool,
+        compact_min: u64,
+        io: Arc<dyn FsIo>,
+    ) -> Compactor {
+        let shared = Arc::new(Shared {
+            queue: Mutex::default(),
+            changed: Condvar::new(),
+            data_dir: data_dir.to_path_buf(),
+            durable,
+            compact_min,
+            io,
+        });
+        let worker = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("fs-compact".into())
+            .spawn(move || run(&worker))
+            .map_err(|e| eprintln!("session-manager: fs store: no compaction thread: {e}"))
+            .ok();
+        Compactor { shared, thread }
+    }
+
+    /// Queues a session whose log passed its compaction threshold.
+    pub(crate) fn submit(&self, sid: &str, slot: Arc<Slot>) {
+        self.shared.lock().jobs.push_back((sid.to_string(), slot));
+        self.shared.changed.notify_all();
+    }
+
+    /// Blocks until the queue is empty and no job runs.
+    pub(crate) fn wait_idle(&self) {
+        if self.thread.is_none() {
+            return;
+        }
+        let mut q = self.shared.lock();
+        while !q.jobs.is_empty() || q.running {
+            q = self.shared.changed.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Drop for Compactor {
+    /// Finishes the running job, drops the queued ones (a big file is compacted again after its
+    /// next load and append).
+    fn drop(&mut self) {
+        self.shared.lock().stop = true;
+        self.shared.changed.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(shared: &Shared) {
+    loop {
+        let (sid, slot) = {
+            let mut q = shared.lock();
+            loop {
+                if q.stop {
+                    q.jobs.clear();
+                    shared.changed.notify_all();
+                    return;
+                }
+                if let Some(job) = q.jobs.pop_front() {
+                    q.running = true;
+                    break job;
+                }
+                q = shared.changed.wait(q).unwrap_or_else(|p| p.into_inner());
+            }
+        };
+        let again = compact(shared, &sid, &slot).unwrap_or_else(|e| {
+            eprintln!("session-manager: fs store: compaction of {sid:?} failed: {e}");
+            false
+        });
+        let mut q = shared.lock();
+        q.running = false;
+        if again && !q.stop {
+            q.jobs.push_back((sid, slot));
+        }
+        shared.changed.notify_all();
+    }
+}
+
+fn lock(slot: &Slot) -> MutexGuard<'_, Option<Loaded>> {
+    slot.inner.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One job; `Ok(true)` when the file should be checked again right away.
+fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> {
+    let path = shared.data_dir.join(format!("{}.jsonl", jsonl::enc(sid)));
+    // (1) Snapshot under the lock.
+    let (snapshot, epoch, from) = {
+        let mut guard = lock(slot);
+        let Some(loaded) = guard.as_mut() else { return Ok(false) };
+        loaded.compact_queued = false;
+        if !loaded.on_disk || loaded.repair != TailRepair::None {
+            return Ok(false);
+        }
+        let snapshot = jsonl::encode_snapshot(&loaded.state);
+        let live = snapshot.len() as u64;
+        if loaded.len <= 2 * live {
+            loaded.compact_at = (2 * live).max(shared.compact_min);
+            return Ok(false);
+        }
+        loaded.compact_queued = true; // no second job for this file while this one runs
+        (snapshot, loaded.epoch, loaded.len)
+    };
+    // (2) The snapshot to the tmp file, without the lock.
+    let mut tmp = path.clone().into_os_string();
+    tmp.push(".compact.tmp");
+    let tmp = PathBuf::from(tmp);
+    let io = &*shared.io;
+    let written = (|| -> std::io::Result<File> {
+        let file = io.create(&tmp)?;
+        io.write(&file, &tmp, &snapshot)?;
+        Ok(file)
+    })();
+    let give_up = |slot: &Slot| {
+        let _ = io.remove_file(&tmp);
+        if let Some(loaded) = lock(slot).as_mut().filter(|l| l.epoch == epoch) {
+            loaded.compact_queued = false;
+        }
+    };
+    let file = match written {
+        Ok(file) => file,
+        Err(e) => {
+            give_up(slot);
+            return Err(io_err("write", &tmp, &e));
+        }
+    };
+    // (3) Under the lock: the lines appended meanwhile, flush, rename.
+    let mut guard = lock(slot);
+    let Some(loaded) = guard.as_mut().filter(|l| l.epoch == epoch && l.len >= from) else {
+        drop(guard);
+        give_up(slot);
+        return Ok(false);
+    };
+    loaded.compact_queued = false;
+    let tail = (|| -> std::io::Result<Vec<u8>> {
+        let mut live = File::open(&path)?;
+        live.seek(SeekFrom::Start(from))?;
+        let mut tail = Vec::with_capacity((loaded.len - from) as usize);
+        live.take(loaded.len - from).read_to_end(&mut tail)?;
+        Ok(tail)
+    })();
+    let finished = tail.and_then(|tail| {
+        io.write(&file, &tmp, &tail)?;
+        if shared.durable {
+            io.sync_data(&file, &tmp)?;
+        }
+        Ok(tail.len() as u64)
+    });
+    let tail_len = match finished {
+        Ok(len) => len,
+        Err(e) => {
+            drop(guard);
+            give_up(slot);
+            return Err(io_err("write", &tmp, &e));
+        }
+    };
+    if let Err(e) = io.rename(&tmp, &path) {
+        drop(guard);
+        give_up(slot);
+        return Err(io_err("rename", &tmp, &e));
+    }
+    // The new file is live: the cached handle points at the old one.
+    let live = snapshot.len() as u64;
+    loaded.file = None;
+    loaded.len = live + tail_len;
+    loaded.epoch = next_epoch();
+    loaded.compact_at = (2 * live).max(shared.compact_min);
+    let again = loaded.len > loaded.compact_at;
+    if again {
+        loaded.compact_queued = true;
+    }
+    if shared.durable {
+        if let Err(e) = sync_dir(io, &shared.data_dir) {
+            // Same content either way; replay whatever the disk holds on next touch.
+            *guard = None;
+            return Err(e);
+        }
+    }
+    Ok(again)
+}
