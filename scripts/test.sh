@@ -56,3 +56,20 @@ step "web bench: bundle (release-wasm + wasm-bindgen --target web) and Playwrigh
 bash web-bench/build.sh
 (cd web-bench && npm ci --no-audit --no-fund && node --test tests/e2e.test.mjs)
 # ---- end of wasm host and web bench ---------------------------------------------------------
+
+# ---- fuzz smoke (issue 7, fuzz/README.md) ---------------------------------------------------
+# cargo-fuzz from crates.io; the stable toolchain runs it with RUSTC_BOOTSTRAP=1. Each target
+# runs 20 s from its committed seeds (new inputs go to a temp corpus); a crash fails the build.
+CARGO_FUZZ_VERSION="0.13.2"
+step "fuzz: cargo-fuzz $CARGO_FUZZ_VERSION and a 20 s smoke run of each target"
+if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
+  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+fi
+FUZZ_CORPUS="$(mktemp -d)"
+(cd fuzz && cargo test --lib && for target in dispatch cursor jsonl_replay; do
+  mkdir -p "$FUZZ_CORPUS/$target"
+  RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" "$FUZZ_CORPUS/$target" "seeds/$target" -- \
+    -dict=dict/json.dict -max_total_time=20 -timeout=10
+done)
+rm -rf "$FUZZ_CORPUS"
+# ---- end of fuzz smoke ----------------------------------------------------------------------
