@@ -54,7 +54,8 @@ const SHARDS: usize = 16;
 pub struct FsConfig {
     pub data_dir: PathBuf,
     pub sync: SyncMode,
-    /// Cache budget in bytes of session files held replayed in memory.
+    /// Cache budget: estimated memory of the sessions held replayed (about 3 bytes per byte of
+    /// their files; the session touched last always stays).
     pub cache_bytes: usize,
     /// At most this many sessions held replayed (each also holds an open file).
     pub max_cached_sessions: usize,
