@@ -341,3 +341,61 @@ fn regression_cleanup_after_the_commit_point_does_not_fail_the_call() {
     assert_eq!(result.map(|v| v["deleted"].clone()), Ok(json!(true)));
     assert!(store.list_attachments("s").expect("list").is_empty());
 }
+
+/// The shared flush of `group` mode (`syncfs` when a batch holds several files) fails once under
+/// two concurrent writers: every writer of that batch is told `session/storage` and its line is
+/// gone, every acknowledged write survives a reopen, and writing goes on.
+#[test]
+fn a_failed_group_flush_fails_exactly_its_batch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let io = Arc::new(FaultyIo::new());
+    let store = Arc::new(open(dir.path(), Some(Arc::clone(&io)), SyncMode::Group));
+    let c = Caller::new();
+    for sid in ["g0", "g1"] {
+        c.ok(&*store, "session::ensure", json!({"session_id": sid}));
+    }
+    io.fail_next(OpKind::SyncFs, "", Fault::Io);
+    let outcomes: Vec<Vec<(String, bool)>> = std::thread::scope(|scope| {
+        let writers: Vec<_> = ["g0", "g1"]
+            .into_iter()
+            .map(|sid| {
+                let (store, io) = (Arc::clone(&store), Arc::clone(&io));
+                scope.spawn(move || {
+                    let c = Caller::new();
+                    let mut out = Vec::new();
+                    for i in 0..400 {
+                        let text = format!("{sid}-{i}");
+                        let req = json!({"session_id": sid, "message": msg(&text)});
+                        let r = c.call(&*store, "session::append", req);
+                        if let Err(code) = &r {
+                            assert_eq!(*code, ErrorCode::Storage);
+                        }
+                        out.push((text, r.is_ok()));
+                        if !io.fired().is_empty() && i > 20 && out.iter().any(|o| !o.1) {
+                            break;
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        writers.into_iter().map(|w| w.join().expect("writer")).collect()
+    });
+    if io.fired().is_empty() {
+        eprintln!("no two-file batch formed on this machine: nothing to check");
+        return;
+    }
+    let failed: Vec<&String> = outcomes.iter().flatten().filter(|o| !o.1).map(|o| &o.0).collect();
+    assert!(!failed.is_empty(), "the failed flush reached nobody");
+    drop(store);
+    let reopened = open(dir.path(), None, SyncMode::Never);
+    let texts: Vec<String> = ["g0", "g1"]
+        .iter()
+        .flat_map(|sid| reopened.list_entries(sid).expect("list"))
+        .map(|e| serde_json::to_string(&e).expect("json"))
+        .collect();
+    let present = |t: &str| texts.iter().any(|e| e.contains(&format!("\"{t}\"")));
+    for (text, ok) in outcomes.iter().flatten() {
+        assert_eq!(present(text), *ok, "{text}: acknowledged {ok}");
+    }
+}
