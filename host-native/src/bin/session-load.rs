@@ -2,6 +2,9 @@
 //! `session::append` latency percentiles (sequential) and throughput (concurrent writers, one
 //! session each) next to a no-op function this tool registers itself, measured in the same run.
 //!
+//! With `--bridge-url` (the engine of a session-manager bridged to the one on `--url`) it also
+//! reports `session::append` through the bridge next to the same run's append on the main.
+//!
 //! `cargo run --release -p session-manager --bin session-load -- --url ws://127.0.0.1:49134`
 
 use std::sync::Arc;
@@ -27,6 +30,9 @@ struct Args {
     /// Calls per concurrent writer.
     #[arg(long, default_value_t = 300)]
     per_writer: usize,
+    /// Engine of a session-manager bridged to the one on `--url`: also measure append through it.
+    #[arg(long)]
+    bridge_url: Option<String>,
 }
 
 const NOOP: &str = "session-load::noop";
@@ -114,19 +120,56 @@ fn pct(sorted: &[u64], p: f64) -> f64 {
     sorted[idx] as f64 / 1000.0
 }
 
-#[tokio::main]
-async fn main() {
-    let args = Args::parse();
-    let meta =
-        iii_sdk::runtime::WorkerMetadata { name: "session-load".into(), ..Default::default() };
-    let iii = register_worker(
-        &args.url,
+fn connect(url: &str, name: &str) -> IIIClient {
+    let meta = iii_sdk::runtime::WorkerMetadata { name: name.into(), ..Default::default() };
+    register_worker(
+        url,
         InitOptions {
             metadata: Some(meta),
             identity: iii_sdk::WorkerIdentityMode::Explicit,
             ..Default::default()
         },
+    )
+}
+
+/// `session::append` on the main (`iii`) and through the bridge, same run, same shapes.
+async fn bridged(iii: &IIIClient, bridge_url: &str, args: &Args) {
+    let bridge = connect(bridge_url, "session-load-bridge");
+    bridge.wait_until_registered(Duration::from_secs(10)).await.expect("bridge engine");
+    let _ = sequential(&bridge, "session::append", 300).await;
+    let (main_seq, main_failed) = sequential(iii, "session::append", args.sequential).await;
+    let (br_seq, br_failed) = sequential(&bridge, "session::append", args.sequential).await;
+    println!("\n| session::append | on the main | through the bridge | ratio |");
+    println!("|---|---|---|---|");
+    for (name, p) in [("p50", 0.50), ("p95", 0.95), ("p99", 0.99)] {
+        let (a, b) = (pct(&main_seq, p), pct(&br_seq, p));
+        println!(
+            "| sequential {name} (ms, n={}) | {a:.3} | {b:.3} | {:.2}× |",
+            args.sequential,
+            b / a
+        );
+    }
+    let (main_tp, main_cf) =
+        concurrent(iii, "session::append", args.writers, args.per_writer).await;
+    let (br_tp, br_cf) =
+        concurrent(&bridge, "session::append", args.writers, args.per_writer).await;
+    println!(
+        "| {} concurrent writers × {} calls (calls/s) | {main_tp:.0} | {br_tp:.0} | {:.2}× |",
+        args.writers,
+        args.per_writer,
+        br_tp / main_tp
     );
+    println!(
+        "\nfailed calls (timeouts/errors): sequential main {main_failed}, bridge {br_failed}; \
+         concurrent main {main_cf}, bridge {br_cf}"
+    );
+    bridge.shutdown_async().await;
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let iii = connect(&args.url, "session-load");
     iii.register_function(
         NOOP,
         RegisterFunction::new_async(|_: Value| async { Ok::<Value, Error>(json!({})) }),
@@ -174,5 +217,8 @@ async fn main() {
         "\nfailed calls (timeouts/errors): sequential no-op {noop_failed}, append {append_failed}; \
          concurrent no-op {noop_cf}, append {append_cf}"
     );
+    if let Some(bridge_url) = &args.bridge_url {
+        bridged(&iii, bridge_url, &args).await;
+    }
     iii.shutdown_async().await;
 }
