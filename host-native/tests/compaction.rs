@@ -195,3 +195,38 @@ fn a_crash_before_the_rename_leaves_the_old_file_whole() {
     drop(reopened);
     assert_eq!(revision_of(&open(dir.path(), SyncMode::Never, None)), acked + 60);
 }
+
+/// During a hot reload two stores share the data_dir: the new one may append to a session while
+/// the old one's compaction job writes its tmp file. The job must not rename its snapshot over
+/// that append (it would be lost): it checks the file length and gives up.
+#[test]
+fn a_job_never_renames_over_an_append_by_another_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let io = Arc::new(FaultyIo::new());
+    let old = open(dir.path(), SyncMode::Always, Some(Arc::clone(&io)));
+    old.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).expect("meta");
+    let path = dir.path().to_path_buf();
+    let appended = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&appended);
+    io.set_hook(Arc::new(move |kind, p| {
+        let tmp = p.to_string_lossy().ends_with(".compact.tmp");
+        if kind == OpKind::Create && tmp && !flag.swap(true, Ordering::SeqCst) {
+            // Step (2) of the old store's job: the new store appends meanwhile.
+            let new = open(&path, SyncMode::Always, None);
+            append(&new, 999);
+        }
+    }));
+    let mut n = 0;
+    while !appended.load(Ordering::SeqCst) {
+        n += 1;
+        revision(&old, n);
+        old.wait_for_compactions();
+    }
+    drop(old);
+    let reopened = open(dir.path(), SyncMode::Never, None);
+    assert!(
+        reopened.get_entry("s", "m999").expect("get").is_some(),
+        "the other store's append was lost"
+    );
+    assert_eq!(revision_of(&reopened), n);
+}

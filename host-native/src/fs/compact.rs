@@ -13,7 +13,10 @@
 //! acknowledged before the rename. Replaying snapshot + later lines gives the same state as the
 //! old file because a snapshot replays to the state it was taken from.
 //!
-//! Its own tmp name keeps it clear of the inline tmp + rename rewrites of delete paths. If the
+//! Its own tmp name keeps it clear of the inline tmp + rename rewrites of delete paths. Step (3)
+//! also gives up (and drops the cached state) when the file's length on disk is not the cached
+//! one: during a hot reload two stores share the data_dir, and the new one may append behind the
+//! old one's cache. (Only the instant between that check and the rename stays unguarded.) If the
 //! copied tail leaves the file above twice the snapshot, the job queues itself again, so an idle
 //! session ends within 2× its live size.
 
@@ -146,10 +149,19 @@ fn run(shared: &Shared) {
                 q = shared.changed.wait(q).unwrap_or_else(|p| p.into_inner());
             }
         };
-        let again = compact(shared, &sid, &slot).unwrap_or_else(|e| {
-            eprintln!("session-manager: fs store: compaction of {sid:?} failed: {e}");
-            false
-        });
+        // A panicking job must not leave `running` set (waiters would hang) nor kill the thread.
+        let job = std::panic::AssertUnwindSafe(|| compact(shared, &sid, &slot));
+        let again = match std::panic::catch_unwind(job) {
+            Ok(Ok(again)) => again,
+            Ok(Err(e)) => {
+                eprintln!("session-manager: fs store: compaction of {sid:?} failed: {e}");
+                false
+            }
+            Err(_) => {
+                eprintln!("session-manager: fs store: compaction of {sid:?} panicked");
+                false
+            }
+        };
         let mut q = shared.lock();
         q.running = false;
         if again && !q.stop {
@@ -214,6 +226,14 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
         return Ok(false);
     };
     loaded.compact_queued = false;
+    // Another writer of the same data_dir (the store a hot reload swapped in while this one
+    // finishes) may have appended behind this cache: never rename over what it does not know.
+    if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(loaded.len) {
+        *guard = None;
+        drop(guard);
+        give_up(slot);
+        return Ok(false);
+    }
     let tail = (|| -> std::io::Result<Vec<u8>> {
         let mut live = File::open(&path)?;
         live.seek(SeekFrom::Start(from))?;

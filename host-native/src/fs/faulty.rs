@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::vfs::{FsIo, RealIo};
 
@@ -61,10 +61,20 @@ struct State {
     fired: Vec<(OpKind, PathBuf, Fault)>,
 }
 
+/// Called before each operation, outside any lock of the double (see [`FaultyIo::set_hook`]).
+pub type Hook = Arc<dyn Fn(OpKind, &Path) + Send + Sync>;
+
 /// Records operations and fails the armed ones; see the module doc.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct FaultyIo {
     state: Mutex<State>,
+    hook: Mutex<Option<Hook>>,
+}
+
+impl std::fmt::Debug for FaultyIo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultyIo").field("state", &self.state).finish_non_exhaustive()
+    }
 }
 
 impl FaultyIo {
@@ -110,8 +120,18 @@ impl FaultyIo {
         st.matching.clear();
     }
 
+    /// Runs `hook` before every later operation, on the thread doing it (e.g. to let another
+    /// writer act at an exact point of a background job).
+    pub fn set_hook(&self, hook: Hook) {
+        *self.hook.lock().unwrap_or_else(|p| p.into_inner()) = Some(hook);
+    }
+
     /// Records the operation; `Some(fault)` when it must fail.
     fn check(&self, kind: OpKind, path: &Path) -> Option<Fault> {
+        let hook = self.hook.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(hook) = hook {
+            hook(kind, path);
+        }
         let mut st = self.lock();
         let index = st.ops.len();
         st.ops.push((kind, path.to_path_buf()));
