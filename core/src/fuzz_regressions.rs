@@ -44,3 +44,23 @@ fn last_meta_sees_escaped_meta_records() {
     assert_eq!(state.meta.as_ref().map(|m| m.title.as_str()), Some("escaped"));
     assert_eq!(jsonl::last_meta(bytes.as_bytes()), state.meta);
 }
+
+/// `jsonl_replay`, round 2: an integer past `u64` in opaque JSON (`arguments`) is a float, and
+/// serde_json's default float parsing is not correctly rounded: the snapshot wrote
+/// `1.0534023222112865e20`, which parsed back one ulp lower, so each rewrite could change stored
+/// numbers. session-core now enables serde_json's `float_roundtrip`.
+#[test]
+fn floats_survive_a_snapshot_round_trip() {
+    let line = br#"{"type":"entry","entry":{"kind":"message","id":"e","timestamp":0,"message":{"role":"assistant","content":[{"type":"function_call","id":"c1","function_id":"","arguments":{"q":[105340232221128654848,{"r":null}]}}],"stop_reason":"function_call","model":"m","provider":"","timestamp":2}}}"#;
+    let (state, stats) = jsonl::replay(line);
+    assert_eq!(stats.skipped, 0);
+    assert_eq!(jsonl::replay(&jsonl::encode_snapshot(&state)).0, state);
+    for text in
+        ["1.0534023222112865e20", "0.1", "2.2250738585072014e-308", "1.7976931348623157e308"]
+    {
+        let value: serde_json::Value = serde_json::from_str(text).expect("a float");
+        let again: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string(&value).expect("encodes")).expect("parses");
+        assert_eq!(again, value, "{text}");
+    }
+}
