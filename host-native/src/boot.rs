@@ -26,8 +26,8 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         description: Some(DESCRIPTION.into()),
         ..WorkerMetadata::default()
     };
-    let iii =
-        register_worker(&cli.url, InitOptions { metadata: Some(metadata), ..Default::default() });
+    let options = InitOptions { metadata: Some(metadata), ..Default::default() };
+    let iii = register_worker(&cli.url, crate::worker::with_telemetry(options));
     match iii.wait_until_registered(Duration::from_secs(15)).await {
         Ok(()) => {}
         Err(e @ iii_sdk::Error::RegistrationRejected { .. }) => return Err(e.to_string()),

@@ -65,6 +65,11 @@ impl Runtime {
         Runtime { adapter, store, fs: None, bridge: None }
     }
 
+    /// The fs store, in fs mode (the worker runs calls it can serve from memory inline).
+    pub fn fs_store(&self) -> Option<&Arc<FsStore>> {
+        self.fs.as_ref()
+    }
+
     /// The link to the main, in bridge mode.
     pub fn bridge(&self) -> Option<&Arc<Bridge>> {
         self.bridge.as_ref()

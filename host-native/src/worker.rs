@@ -3,11 +3,11 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use iii_sdk::{Error, IIIClient};
+use iii_sdk::{Error, IIIClient, InitOptions};
 use serde_json::Value;
 use session_core::catalog::{self, OpKind, Operation};
 use session_core::wire::ReloadStatus;
-use session_core::{Env, Limits, Outcome, SessionError};
+use session_core::{Env, Limits, Outcome, SessionError, Store};
 
 use crate::clock::{random_ids, SystemClock};
 use crate::emitter::Emitter;
@@ -96,10 +96,23 @@ impl Worker {
             None => None,
         };
         let limits = self.limits();
-        let store_runtime = runtime.clone();
-        let result = tokio::task::spawn_blocking(move || run(&store_runtime, limits, op, payload))
-            .await
-            .map_err(|e| Error::Runtime(format!("{} panicked: {e}", op.id)))?;
+        // Served from memory on this thread when the fs store can do it without blocking;
+        // otherwise (and for every other store) on a blocking thread.
+        let inline = match runtime.fs_store() {
+            Some(fs) if inline_candidate(op) => {
+                fs.inline(|store| run(store, limits, op, payload.clone()))
+            }
+            _ => None,
+        };
+        let result = match inline {
+            Some(result) => result,
+            None => {
+                let store_runtime = runtime.clone();
+                tokio::task::spawn_blocking(move || run(&*store_runtime.store, limits, op, payload))
+                    .await
+                    .map_err(|e| Error::Runtime(format!("{} panicked: {e}", op.id)))?
+            }
+        };
         match result {
             Ok(outcome) => {
                 runtime.publish(&self.emitter, &outcome.events).await;
@@ -110,16 +123,40 @@ impl Worker {
     }
 }
 
-/// The blocking part of a call: decide, apply, encode.
+/// Whether a call of `op` may try the fs store's inline path: not the attachment functions
+/// (file IO, and payloads of up to tens of MB that the attempt would have to copy).
+fn inline_candidate(op: &Operation) -> bool {
+    !op.id.contains("attachment")
+}
+
+/// Whether this process exports OpenTelemetry data (spans, logs, metrics) to the engine: only
+/// when `OTEL_ENABLED` is `true` or `1`. Off by default, unlike iii-sdk's default: every function
+/// of the worker is registered `trace_hidden`, and the SDK's span per invocation (with the
+/// payloads serialized into it) and its exporter cost about as much CPU as the rest of a call.
+pub fn telemetry_enabled() -> bool {
+    std::env::var("OTEL_ENABLED").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// `options` with OpenTelemetry export set by [`telemetry_enabled`]. Use it for every engine
+/// connection of the process: the SDK's telemetry is process-wide and the first connection to
+/// start decides.
+pub fn with_telemetry(mut options: InitOptions) -> InitOptions {
+    let mut otel = options.otel.take().unwrap_or_default();
+    otel.enabled = Some(telemetry_enabled());
+    options.otel = Some(otel);
+    options
+}
+
+/// The store part of a call: decide, apply, encode.
 fn run(
-    runtime: &Runtime,
+    store: &dyn Store,
     limits: Limits,
     op: &Operation,
     payload: Value,
 ) -> Result<Outcome<Value>, SessionError> {
     let (clock, ids) = (SystemClock, random_ids());
     let env = Env { clock: &clock, ids: &ids, limits };
-    catalog::dispatch(&*runtime.store, &env, op.id, payload)
+    catalog::dispatch(store, &env, op.id, payload)
         .unwrap_or_else(|| Err(SessionError::invalid_request(format!("{} is not served", op.id))))
 }
 
@@ -192,6 +229,47 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(rec.0.lock().unwrap().len(), 1);
+    }
+
+    /// Calls on the fs store run inline when it can serve them from memory (`never` mode writes,
+    /// cached reads) and on a blocking thread otherwise; both land the same way on disk.
+    #[tokio::test]
+    async fn fs_calls_inline_and_blocking_land_alike() {
+        for sync in [crate::fs::SyncMode::Never, crate::fs::SyncMode::Group] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let adapter = AdapterConfig::Fs(crate::config::FsAdapterConfig {
+                data_dir: dir.path().to_string_lossy().into_owned(),
+                fsync: sync,
+            });
+            let rec = Arc::new(Recorder::default());
+            let emitter = Emitter::new(rec.clone());
+            let runtime = Runtime::build(&adapter, "ws://x", None, &emitter).expect("runtime");
+            let w = Worker::new(None, "ws://x".into(), runtime, Limits::default(), emitter);
+            let op = |id| operation(id).unwrap();
+            let created = w.call(op("session::create"), json!({"title": "t"})).await.unwrap();
+            let sid = created["session_id"].as_str().unwrap().to_string();
+            for i in 0..20 {
+                let msg = json!({"role": "user", "content": [], "timestamp": i});
+                w.call(op("session::append"), json!({"session_id": sid, "message": msg}))
+                    .await
+                    .unwrap();
+            }
+            let put = json!({"session_id": sid, "attachment_id": "a", "mime_type": "text/plain",
+                "data_base64": "aGk="});
+            let _ = w.call(op("session::put-attachment"), put).await;
+            let got = w.call(op("session::get"), json!({"session_id": sid})).await.unwrap();
+            assert_eq!(got["meta"]["message_count"], 20, "{sync:?}: {got}");
+            let tail = w
+                .call(op("session::messages-tail"), json!({"session_id": sid, "limit": 5}))
+                .await
+                .unwrap();
+            assert!(tail.to_string().contains("timestamp"), "{sync:?}: {tail}");
+            drop(w);
+            let store =
+                crate::fs::FsStore::open(crate::fs::FsConfig::new(dir.path())).expect("reopen");
+            let meta = session_core::Store::get_meta(&store, &sid).unwrap().unwrap();
+            assert_eq!(meta.message_count, 20, "{sync:?}");
+        }
     }
 
     #[tokio::test]

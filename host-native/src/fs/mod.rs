@@ -20,6 +20,7 @@ mod attachments;
 mod catalog;
 mod compact;
 mod faulty;
+mod inline;
 mod io;
 mod session;
 mod sync;

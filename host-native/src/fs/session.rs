@@ -125,6 +125,11 @@ impl Loaded {
         Ok(file)
     }
 
+    /// Bytes of the session's file.
+    pub(crate) fn file_len(&self) -> u64 {
+        self.len
+    }
+
     /// Appends the records of one change set (already applied to the cached state) as one line
     /// (plain record or `group`) and flushes.
     pub(crate) fn append(
