@@ -81,11 +81,88 @@ fn appends_one_session(c: &mut Criterion) {
     g.finish();
 }
 
+/// One leader `fdatasync`s the shared file for everything written before it started; the others
+/// wait for a flush that started after their write (a shared write-ahead log's group commit).
+#[derive(Default)]
+struct SharedFlush {
+    state: std::sync::Mutex<(u64, u64, bool)>, // (issued, durable, flushing)
+    flushed: std::sync::Condvar,
+}
+
+impl SharedFlush {
+    fn wait(&self, file: &std::fs::File) {
+        let mut st = self.state.lock().expect("lock");
+        st.0 += 1;
+        let ticket = st.0;
+        while st.1 < ticket {
+            if st.2 {
+                st = self.flushed.wait(st).expect("wait");
+                continue;
+            }
+            st.2 = true;
+            let last = st.0;
+            drop(st);
+            file.sync_data().expect("sync");
+            st = self.state.lock().expect("lock");
+            (st.1, st.2) = (last, false);
+            self.flushed.notify_all();
+        }
+    }
+}
+
 fn appends_32_sessions(c: &mut Criterion) {
     let mut g = c.benchmark_group("append_32_sessions");
     g.sample_size(10).measurement_time(Duration::from_secs(5));
     const THREADS: usize = 32;
     g.throughput(Throughput::Elements(THREADS as u64));
+    // The disk's bounds, same run: 32 threads appending a record-sized line and flushing, (a) each
+    // to its own file with its own `fdatasync` (what the store does), (b) all to one shared log
+    // with one `fdatasync` per batch (a write-ahead log's group commit).
+    let line = vec![b'x'; record_len()];
+    let raw_dir = tempfile::tempdir().expect("tempdir");
+    let files: Vec<std::fs::File> = (0..THREADS)
+        .map(|t| {
+            let path = raw_dir.path().join(format!("raw{t}"));
+            OpenOptions::new().create(true).append(true).open(path).expect("open")
+        })
+        .collect();
+    g.bench_function("raw_own_file_write_fdatasync", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            std::thread::scope(|scope| {
+                for file in &files {
+                    let line = &line;
+                    scope.spawn(move || {
+                        for _ in 0..iters {
+                            (&*file).write_all(line).expect("write");
+                            file.sync_data().expect("sync");
+                        }
+                    });
+                }
+            });
+            start.elapsed()
+        })
+    });
+    let shared =
+        OpenOptions::new().create(true).append(true).open(raw_dir.path().join("log")).expect("log");
+    let flush = SharedFlush::default();
+    g.bench_function("raw_shared_log_group_fdatasync", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            std::thread::scope(|scope| {
+                for _ in 0..THREADS {
+                    let (line, shared, flush) = (&line, &shared, &flush);
+                    scope.spawn(move || {
+                        for _ in 0..iters {
+                            (&*shared).write_all(line).expect("write");
+                            flush.wait(shared);
+                        }
+                    });
+                }
+            });
+            start.elapsed()
+        })
+    });
     for (name, mode) in [
         ("fs_group", SyncMode::Group),
         ("fs_always", SyncMode::Always),

@@ -9,8 +9,8 @@
 //!   (a crash leaves only unreachable files), single deletes after it, and a session delete
 //!   trashes the folder first and rolls it back on open if the log never went away
 //!   ([`attachments`]).
-//! * **Durability:** [`SyncMode`]; the default `group` flushes before answering, sharing flushes
-//!   between concurrent writers.
+//! * **Durability:** [`SyncMode`]; the default `group` flushes before answering; concurrent
+//!   writers' flushes are committed together by the file system's journal ([`sync`]).
 //! * **Concurrency:** one [`session::Slot`] (mutex + cached state) per session in a sharded map:
 //!   readers and writers of different sessions never wait for each other.
 //! * **Memory:** sessions load on first touch; an LRU pass evicts idle sessions past the budget.
@@ -41,7 +41,6 @@ use catalog::Catalog;
 use compact::Compactor;
 use io::io_err;
 use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
-use sync::GroupSync;
 
 pub use catalog::CATALOG_FILE;
 pub use faulty::{Fault, FaultyIo, OpKind};
@@ -97,7 +96,6 @@ pub struct FsStore {
     hasher: RandomState,
     catalog: Catalog,
     attachments: Attachments,
-    group: GroupSync,
     tick: AtomicU64,
     evicting: Mutex<()>,
     compactor: Compactor,
@@ -114,7 +112,6 @@ impl FsStore {
             hasher: RandomState::new(),
             catalog: Catalog::default(),
             attachments,
-            group: GroupSync::default(),
             tick: AtomicU64::new(0),
             evicting: Mutex::new(()),
             compactor: Compactor::start(
@@ -150,7 +147,6 @@ impl FsStore {
         Ctx {
             data_dir: &self.cfg.data_dir,
             sync: self.cfg.sync,
-            group: &self.group,
             compact_min: self.cfg.compact_min_bytes,
             io: &*self.cfg.io,
         }

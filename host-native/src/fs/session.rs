@@ -16,7 +16,7 @@ use session_core::StoreError;
 
 use super::compact::next_epoch;
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
-use super::sync::{GroupSync, SyncMode};
+use super::sync::SyncMode;
 use super::vfs::FsIo;
 
 /// Memory a replayed session takes per byte of its log file, as charged against the cache
@@ -56,7 +56,6 @@ pub(crate) struct Loaded {
 pub(crate) struct Ctx<'a> {
     pub(crate) data_dir: &'a Path,
     pub(crate) sync: SyncMode,
-    pub(crate) group: &'a GroupSync,
     pub(crate) compact_min: u64,
     pub(crate) io: &'a dyn FsIo,
 }
@@ -68,10 +67,9 @@ impl Ctx<'_> {
 
     fn flush(&self, file: &Arc<File>, path: &Path) -> Result<(), StoreError> {
         match self.sync {
-            SyncMode::Always => {
+            SyncMode::Always | SyncMode::Group => {
                 self.io.sync_data(file, path).map_err(|e| io_err("flush", path, &e))
             }
-            SyncMode::Group => self.group.sync(self.io, file, path),
             SyncMode::Never => Ok(()),
         }
     }
