@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use crate::events::{Emitted, SessionEvent};
 use crate::store::Store;
 use crate::wire::{
-    CreatedEvent, DeletedEvent, MessageAddedEvent, MessageUpdatedEvent, SessionEntry, SessionMeta,
+    DeletedEvent, MessageAddedEvent, MessageUpdatedEvent, SessionEntry, SessionMeta,
 };
 
 /// The resync events, in order: `session::deleted` (timestamp `now_ms`, filtered with the old
@@ -32,23 +32,12 @@ pub fn resync_events(
         out.push(Emitted::new(event, old));
     }
     for meta in &metas {
-        out.push(Emitted::new(SessionEvent::Created(created_of(meta)), meta));
+        out.push(crate::ops::create::created_event(meta));
         for entry in store.list_entries(&meta.session_id)? {
             out.push(Emitted::new(entry_event(&meta.session_id, entry), meta));
         }
     }
     Ok(out)
-}
-
-fn created_of(meta: &SessionMeta) -> CreatedEvent {
-    CreatedEvent {
-        session_id: meta.session_id.clone(),
-        title: meta.title.clone(),
-        description: meta.description.clone(),
-        status: meta.status,
-        forked_from: meta.forked_from.clone(),
-        created_at: meta.created_at,
-    }
 }
 
 fn entry_event(session_id: &str, entry: SessionEntry) -> SessionEvent {
