@@ -38,7 +38,9 @@ pub fn lock_key(op: &Operation, payload: &Value) -> Option<String> {
     }
 }
 
-fn is_store_write(id: &str) -> bool {
+/// Whether a `session::store::*` function writes (everything but `get-*`, `list-*` and
+/// `publish-events`).
+pub(crate) fn is_store_write(id: &str) -> bool {
     let name = id.trim_start_matches("session::store::");
     !(name.starts_with("get-") || name.starts_with("list-") || name == "publish-events")
 }

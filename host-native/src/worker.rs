@@ -99,7 +99,7 @@ impl Worker {
         // Served from memory on this thread when the fs store can do it without blocking;
         // otherwise (and for every other store) on a blocking thread.
         let inline = match runtime.fs_store() {
-            Some(fs) if inline_candidate(op) => {
+            Some(fs) if inline_candidate(op, fs) => {
                 fs.inline(|store| run(store, limits, op, payload.clone()))
             }
             _ => None,
@@ -124,9 +124,16 @@ impl Worker {
 }
 
 /// Whether a call of `op` may try the fs store's inline path: not the attachment functions
-/// (file IO, and payloads of up to tens of MB that the attempt would have to copy).
-fn inline_candidate(op: &Operation) -> bool {
-    !op.id.contains("attachment")
+/// (file IO, and payloads of up to tens of MB that the attempt would have to copy), and writes
+/// only when the store does not flush (a durable write is always refused, so trying would only
+/// decode and decide twice).
+fn inline_candidate(op: &Operation, fs: &crate::fs::FsStore) -> bool {
+    let writes = match op.kind {
+        OpKind::Read => false,
+        OpKind::StoreProtocol => crate::locks::is_store_write(op.id),
+        OpKind::Mutation | OpKind::Operator => true,
+    };
+    !op.id.contains("attachment") && (!writes || fs.config().sync == crate::fs::SyncMode::Never)
 }
 
 /// Whether this process exports OpenTelemetry data (spans, logs, metrics) to the engine: only
