@@ -96,10 +96,10 @@ impl Worker {
             None => None,
         };
         let limits = self.limits();
-        // Served from memory on this thread when the fs store can do it without blocking;
-        // otherwise (and for every other store) on a blocking thread.
+        // Reads the fs store can serve from memory run on this thread; everything else (and every
+        // other store) on a blocking thread.
         let inline = match runtime.fs_store() {
-            Some(fs) if inline_candidate(op, fs) => {
+            Some(fs) if inline_candidate(op) => {
                 fs.inline(|store| run(store, limits, op, payload.clone()))
             }
             _ => None,
@@ -123,17 +123,15 @@ impl Worker {
     }
 }
 
-/// Whether a call of `op` may try the fs store's inline path: not the attachment functions
-/// (file IO, and payloads of up to tens of MB that the attempt would have to copy), and writes
-/// only when the store does not flush (a durable write is always refused, so trying would only
-/// decode and decide twice).
-fn inline_candidate(op: &Operation, fs: &crate::fs::FsStore) -> bool {
+/// Whether a call of `op` may try the fs store's inline path: reads only (the view refuses every
+/// write, see `fs/inline.rs`), and not the attachment reads (file IO).
+fn inline_candidate(op: &Operation) -> bool {
     let writes = match op.kind {
         OpKind::Read => false,
         OpKind::StoreProtocol => crate::locks::is_store_write(op.id),
         OpKind::Mutation | OpKind::Operator => true,
     };
-    !op.id.contains("attachment") && (!writes || fs.config().sync == crate::fs::SyncMode::Never)
+    !writes && !op.id.contains("attachment")
 }
 
 /// Whether this process exports OpenTelemetry data (spans, logs, metrics) to the engine: only
@@ -238,8 +236,8 @@ mod tests {
         assert_eq!(rec.0.lock().unwrap().len(), 1);
     }
 
-    /// Calls on the fs store run inline when it can serve them from memory (`never` mode writes,
-    /// cached reads) and on a blocking thread otherwise; both land the same way on disk.
+    /// Reads on the fs store run inline when it can serve them from memory, everything else on a
+    /// blocking thread; in every sync mode the writes land and replay.
     #[tokio::test]
     async fn fs_calls_inline_and_blocking_land_alike() {
         for sync in [crate::fs::SyncMode::Never, crate::fs::SyncMode::Group] {

@@ -1,36 +1,31 @@
-//! The non-blocking view of an [`FsStore`]: lets the worker run a call on the engine connection's
+//! The non-blocking view of an [`FsStore`]: lets the worker run a read on the engine connection's
 //! own thread (no `spawn_blocking` hand-off and back, which costs two thread wake-ups per call)
 //! whenever the store can serve it from memory, and tells it to go to a blocking thread otherwise.
 //!
-//! The view ([`FsStore::inline`]) serves a store operation only when that cannot wait on the disk
-//! or on another thread:
+//! The view ([`FsStore::inline`]) serves a store read only when that cannot wait on the disk or on
+//! another thread:
 //!
 //! * the session's slot lock is free (`try_lock`) — a busy slot means another thread is writing,
-//!   flushing or loading it;
+//!   flushing, compacting or loading it (so a read never sees a write before it is durable);
 //! * the session is cached, or its log is missing or small enough to replay on the spot
 //!   ([`INLINE_LOAD_MAX_BYTES`]); `list_entries` only for sessions up to
 //!   [`INLINE_SCAN_MAX_BYTES`] (an O(n) copy);
-//! * writes only in `fsync: never` mode (a durable write waits for `fdatasync`, which belongs on a
-//!   blocking thread, under the slot lock, so nobody reads it before it is durable) and only log
-//!   appends (no attachment, no delete, no rewrite); a file past its compaction point is queued
-//!   for the compaction thread exactly as on the blocking path;
-//! * never `list_metas` (may build the catalog from the directory) nor attachments (file IO).
+//! * never `list_metas` (may build the catalog from the directory), attachments (file IO) nor any
+//!   write (`apply`).
 //!
 //! Anything else *refuses*: it returns an error and marks the view, and the caller reruns the
-//! whole call on a blocking thread against the store itself. A refusal always happens before the
-//! call's one write (a `ChangeSet` is applied last, and the view refuses it before planning it),
-//! so the rerun starts from the same disk and cache state.
+//! whole call on a blocking thread against the store itself. Since the view never writes, the
+//! rerun starts from the same disk state.
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
 
-use session_core::store::{plan_session_writes_in_place, LogChange};
 use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
-use session_core::{Applied, ChangeSet, Store, StoreError, Write};
+use session_core::{Applied, ChangeSet, Store, StoreError};
 
 use super::session::{Loaded, Slot};
-use super::{FsStore, SyncMode};
+use super::FsStore;
 
 /// Largest log replayed on the calling thread when a session is first touched.
 pub const INLINE_LOAD_MAX_BYTES: u64 = 64 * 1024;
@@ -102,52 +97,6 @@ impl Inline<'_> {
             slot.as_ref().map(f).ok_or_else(|| StoreError::new("fs store: session not loaded"))
         })
     }
-
-    /// The append-only part of [`FsStore::apply_locked`], in `never` mode.
-    fn apply_locked(
-        &self,
-        slot: &mut Option<Loaded>,
-        changes: &ChangeSet,
-    ) -> Result<Applied, StoreError> {
-        let sid = changes.session_id.as_str();
-        let ctx = self.fs.ctx();
-        let loaded =
-            slot.as_mut().ok_or_else(|| StoreError::new("fs store: session not loaded"))?;
-        let planned = plan_session_writes_in_place(&mut loaded.state, &changes.writes);
-        let (log, commit) = match planned {
-            Ok(planned) => planned,
-            Err(e) => {
-                *slot = None; // partly planned: replay the disk on next touch
-                return Err(e);
-            }
-        };
-        match &log {
-            LogChange::None => {}
-            LogChange::Append(records) => {
-                if let Err(e) = loaded.append(&ctx, sid, records) {
-                    *slot = None;
-                    return Err(e);
-                }
-                self.fs.catalog.on_write(sid, loaded.state.meta.as_ref());
-            }
-            LogChange::Rewrite => {
-                // Not produced by log-only writes; planned in place, so replay the disk.
-                *slot = None;
-                return self.refuse();
-            }
-        }
-        Ok(Applied { commit, attachments_deleted: Vec::new() })
-    }
-}
-
-fn log_only(write: &Write) -> bool {
-    matches!(
-        write,
-        Write::PutMeta(_)
-            | Write::PutEntry(_)
-            | Write::SetActiveLeaf(_)
-            | Write::CommitAppend { .. }
-    )
 }
 
 impl Store for Inline<'_> {
@@ -201,53 +150,43 @@ impl Store for Inline<'_> {
         self.refuse()
     }
 
-    fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
-        if self.fs.cfg.sync != SyncMode::Never || !changes.writes.iter().all(log_only) {
-            return self.refuse();
-        }
-        let sid = &changes.session_id;
-        let mut compact = false;
-        let applied = self.with_loaded(sid, |slot| {
-            let applied = self.apply_locked(slot, changes);
-            compact = slot.as_mut().is_some_and(Loaded::wants_compaction);
-            applied
-        })?;
-        if compact {
-            // Queued like the blocking path does: the compaction thread does the work.
-            self.fs.compactor.submit(sid, self.fs.slot(sid));
-        }
-        Ok(applied)
+    /// Writes always go to a blocking thread: a durable write waits for `fdatasync`, and in
+    /// `never` mode serving appends on the connection thread made the engine harness fall into its
+    /// slow state more often (BENCHMARKS.md) for no measurable latency gain.
+    fn apply(&self, _changes: &ChangeSet) -> Result<Applied, StoreError> {
+        self.refuse()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::FsConfig;
+    use crate::fs::{FsConfig, SyncMode};
     use session_core::conformance::{message_entry, sample_meta};
+    use session_core::Write;
 
-    fn open(dir: &std::path::Path, sync: SyncMode) -> FsStore {
-        FsStore::open(FsConfig::new(dir).sync(sync)).expect("open")
+    fn open(dir: &std::path::Path) -> FsStore {
+        FsStore::open(FsConfig::new(dir).sync(SyncMode::Never)).expect("open")
     }
 
-    fn put_meta(sid: &str) -> ChangeSet {
-        ChangeSet::new(sid).with(Write::PutMeta(sample_meta(sid, 1)))
-    }
-
-    fn append(sid: &str, id: &str) -> ChangeSet {
-        let entry = message_entry(id, None, 2, "hello");
+    fn append(sid: &str, id: &str, text: &str) -> ChangeSet {
+        let entry = message_entry(id, None, 2, text);
         ChangeSet::new(sid).with(Write::CommitAppend { entry, parent_explicit: false })
     }
 
     #[test]
-    fn serves_from_memory_and_refuses_what_would_block() {
+    fn serves_cached_reads_and_refuses_what_would_block() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = open(dir.path(), SyncMode::Never);
-        assert!(store.inline(|s| s.apply(&put_meta("s"))).expect("served").is_ok());
-        assert!(store.inline(|s| s.apply(&append("s", "e1"))).expect("served").is_ok());
-        let meta = store.inline(|s| s.get_meta("s")).expect("served").expect("meta");
-        assert_eq!(meta.expect("some").message_count, 1);
+        let store = open(dir.path());
+        let meta = ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)));
+        assert!(store.inline(|s| s.apply(&meta)).is_none(), "writes go to a blocking thread");
+        assert!(!dir.path().join("s.jsonl").exists(), "a refused write wrote nothing");
+        store.apply(&meta).expect("meta");
+        store.apply(&append("s", "e1", "hello")).expect("append");
+        let got = store.inline(|s| s.get_meta("s")).expect("served").expect("meta");
+        assert_eq!(got.expect("some").message_count, 1);
         assert_eq!(store.inline(|s| s.list_entries("s")).expect("served").expect("ok").len(), 1);
+        assert!(store.inline(|s| s.get_meta("unknown")).expect("served").expect("ok").is_none());
         // Directory listing and attachment IO always go to a blocking thread.
         assert!(store.inline(|s| s.list_metas()).is_none());
         assert!(store.inline(|s| s.list_attachments("s")).is_none());
@@ -262,57 +201,21 @@ mod tests {
     }
 
     #[test]
-    fn durable_writes_and_large_cold_logs_go_to_a_blocking_thread() {
+    fn large_cold_logs_are_loaded_on_a_blocking_thread() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = open(dir.path(), SyncMode::Group);
-        assert!(store.inline(|s| s.apply(&put_meta("s"))).is_none());
-        assert!(!dir.path().join("s.jsonl").exists(), "a refused write wrote nothing");
-        store.apply(&put_meta("s")).expect("blocking write");
-        assert!(store.inline(|s| s.get_meta("s")).expect("served").expect("ok").is_some());
-        drop(store);
-
-        // A cold log above the inline replay limit is loaded by the blocking path first.
-        let store = open(dir.path(), SyncMode::Never);
+        let store = open(dir.path());
+        store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).expect("meta");
         let text = "x".repeat(2048);
-        for i in 0..40 {
-            let entry = message_entry(&format!("e{i}"), None, i, &text);
-            let changes =
-                ChangeSet::new("s").with(Write::CommitAppend { entry, parent_explicit: false });
-            store.apply(&changes).expect("append");
+        for i in 0..140 {
+            store.apply(&append("s", &format!("e{i}"), &text)).expect("append");
         }
         drop(store);
-        let store = open(dir.path(), SyncMode::Never);
+        let store = open(dir.path());
         assert!(store.inline(|s| s.get_meta("s")).is_none());
         assert!(store.get_meta("s").expect("blocking read").is_some());
         assert!(store.inline(|s| s.get_meta("s")).is_some());
-        assert!(store.inline(|s| s.list_entries("s")).expect("served").expect("ok").len() == 40);
-    }
-
-    #[test]
-    fn inline_appends_replay_after_reopen() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = open(dir.path(), SyncMode::Never);
-        store.inline(|s| s.apply(&put_meta("s"))).expect("served").expect("ok");
-        let mut served = 0;
-        for i in 0..200 {
-            let changes = append("s", &format!("e{i}"));
-            // Past the compaction point appends still land inline (the compactor is queued); only
-            // while the compactor holds the session's slot does one go the blocking way.
-            match store.inline(|s| s.apply(&changes)) {
-                Some(result) => {
-                    result.expect("ok");
-                    served += 1;
-                }
-                None => {
-                    store.apply(&changes).expect("blocking");
-                }
-            }
-        }
-        assert!(served > 150, "{served}");
-        drop(store);
-        let store = open(dir.path(), SyncMode::Never);
-        let entries = store.list_entries("s").expect("entries");
-        assert_eq!(entries.len(), 200);
-        assert_eq!(store.get_meta("s").expect("meta").expect("some").message_count, 200);
+        // Cached but past the scan limit: the full entry list is copied on a blocking thread.
+        assert!(store.inline(|s| s.list_entries("s")).is_none());
+        assert_eq!(store.list_entries("s").expect("entries").len(), 140);
     }
 }
