@@ -112,23 +112,25 @@ fn delivery(sub: Subscription, payload: Value) -> Delivery {
     }
 }
 
+/// Test double shared by the host's unit tests: a sink that records every delivery.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct Recorder(pub(crate) std::sync::Mutex<Vec<Delivery>>);
+
+#[cfg(test)]
+#[async_trait]
+impl Sink for Recorder {
+    async fn deliver(&self, d: Delivery) {
+        self.0.lock().unwrap().push(d);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
     use session_core::events::{SessionEvent, DELETED};
     use session_core::wire::DeletedEvent;
-    use std::sync::Mutex;
-
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<Delivery>>);
-
-    #[async_trait]
-    impl Sink for Recorder {
-        async fn deliver(&self, d: Delivery) {
-            self.0.lock().unwrap().push(d);
-        }
-    }
 
     #[tokio::test]
     async fn fans_out_to_matching_and_feed() {

@@ -174,21 +174,11 @@ pub fn remote(e: &SessionError) -> Error {
 mod tests {
     use super::*;
     use crate::config::AdapterConfig;
-    use crate::emitter::{Delivery, Sink};
+    use crate::emitter::Recorder;
     use serde_json::json;
     use session_core::catalog::operation;
     use session_core::events::MESSAGE_ADDED;
     use session_core::MemStore;
-
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<Delivery>>);
-
-    #[async_trait::async_trait]
-    impl Sink for Recorder {
-        async fn deliver(&self, d: Delivery) {
-            self.0.lock().unwrap().push(d);
-        }
-    }
 
     fn worker(adapter: AdapterConfig) -> (Worker, Arc<Recorder>) {
         let rec = Arc::new(Recorder::default());

@@ -43,19 +43,9 @@ pub fn registration(emitter: Emitter) -> RegisterFunction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emitter::{Delivery, Sink};
+    use crate::emitter::Recorder;
     use session_core::events::{DELETED, STORE_EVENTS};
-    use std::sync::{Arc, Mutex};
-
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<Delivery>>);
-
-    #[async_trait::async_trait]
-    impl Sink for Recorder {
-        async fn deliver(&self, d: Delivery) {
-            self.0.lock().unwrap().push(d);
-        }
-    }
+    use std::sync::Arc;
 
     /// Local bindings with local filters against the envelope's metadata; never the feed.
     #[tokio::test]

@@ -163,15 +163,7 @@ async fn receives_on(w: &mut SessionWorld, name: String, handler: String, n: usi
 
 #[then(regex = r#"^on "([^"]+)" the worker data dir "([^"]+)" holds (\d+) session files?$"#)]
 fn data_files_on(w: &mut SessionWorld, name: String, dir: String, n: usize) {
-    let path = instance(st(w), &name).dir.join(dir);
-    let count = std::fs::read_dir(&path)
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-                .count()
-        })
-        .unwrap_or(0);
-    assert_eq!(count, n, "in {}", path.display());
+    super::steps::assert_session_files(&instance(st(w), &name).dir.join(dir), n);
 }
 
 #[when(regex = r#"^on "([^"]+)" the stored configuration is set to (\{.*\})$"#)]

@@ -292,8 +292,12 @@ async fn config_status(w: &mut SessionWorld, expected: String) {
 
 #[then(regex = r#"^the worker data dir "([^"]+)" holds (\d+) session files?$"#)]
 fn data_files(w: &mut SessionWorld, dir: String, n: usize) {
-    let path = st(w).harness.dir.join(dir);
-    let count = std::fs::read_dir(&path)
+    assert_session_files(&st(w).harness.dir.join(dir), n);
+}
+
+/// Asserts that `path` holds exactly `n` `*.jsonl` session files (none when it is missing).
+pub(super) fn assert_session_files(path: &std::path::Path, n: usize) {
+    let count = std::fs::read_dir(path)
         .map(|d| {
             d.filter_map(Result::ok)
                 .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
