@@ -28,6 +28,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     };
     let options = InitOptions { metadata: Some(metadata), ..Default::default() };
     let iii = register_worker(&cli.url, crate::worker::with_telemetry(options));
+    crate::nodelay::spawn_keeper();
     match iii.wait_until_registered(Duration::from_secs(15)).await {
         Ok(()) => {}
         Err(e @ iii_sdk::Error::RegistrationRejected { .. }) => return Err(e.to_string()),

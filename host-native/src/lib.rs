@@ -18,6 +18,7 @@ pub mod emitter;
 pub mod functions;
 pub mod locks;
 pub mod manifest;
+pub mod nodelay;
 pub mod reload;
 pub mod runtime;
 pub mod seed;

@@ -46,6 +46,11 @@ struct Args {
     /// write + fdatasync of a record-sized line there, the least a durable append must wait.
     #[arg(long)]
     fsync_probe: Option<std::path::PathBuf>,
+    /// Bind this many no-op functions (on a connection of their own) to
+    /// `session::message-added` first, so every append also delivers that many events, as it does
+    /// for a chat UI that renders live.
+    #[arg(long, default_value_t = 0)]
+    listeners: usize,
 }
 
 const NOOP: &str = "session-load::noop";
@@ -301,6 +306,10 @@ async fn main() {
         assert!(Instant::now() < deadline, "{NOOP} never became callable");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let listeners = match args.listeners {
+        0 => None,
+        n => Some(bind_listeners(&args.url, n).await),
+    };
     let iii = Arc::new(iii);
     // Warm-up of both paths.
     let _ = sequential(&iii, NOOP, 300).await;
@@ -361,5 +370,33 @@ async fn main() {
     if let Some(bridge_url) = &args.bridge_url {
         bridged(&iii, bridge_url, &args).await;
     }
+    if let Some(listener) = listeners {
+        listener.shutdown_async().await;
+    }
     iii.shutdown_async().await;
+}
+
+/// A connection with `n` no-op functions, each bound to `session::message-added` (no filter).
+async fn bind_listeners(url: &str, n: usize) -> IIIClient {
+    let listener = connect(url, "session-load-listener");
+    for i in 0..n {
+        let id = format!("session-load::listener-{i}");
+        listener.register_function(
+            id.as_str(),
+            RegisterFunction::new_async(|_: Value| async { Ok::<Value, Error>(json!({})) }),
+        );
+        listener
+            .register_trigger(iii_sdk::protocol::RegisterTriggerInput {
+                trigger_type: "session::message-added".into(),
+                function_id: id,
+                config: json!({}),
+                metadata: None,
+                namespace: None,
+                trigger_namespace: None,
+            })
+            .expect("bind listener");
+    }
+    listener.wait_until_registered(Duration::from_secs(10)).await.expect("listener registration");
+    println!("{n} listener(s) bound to session::message-added\n");
+    listener
 }
