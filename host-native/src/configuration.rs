@@ -1,6 +1,9 @@
 //! Talking to the engine's `configuration` worker (contract §6.2 steps 4–5, §6.3): register the
 //! schema (initial value on first boot only), read the value, bind the `configuration` trigger.
-//! Every RPC: up to 3 attempts, 5 s timeout each, 250 ms × attempt backoff.
+//! Every RPC: up to 3 attempts, 5 s timeout each, 250 ms × attempt backoff. The calls name the
+//! engine's `default` namespace, where the built-in `configuration` worker lives: a worker started
+//! in a project namespace (`III_NAMESPACE`, e.g. by `iii compose`) would otherwise look for
+//! `configuration::*` in its own namespace and fail to boot.
 
 use std::time::Duration;
 
@@ -12,6 +15,8 @@ use crate::config::{WorkerConfig, CONFIG_ID};
 
 const ATTEMPTS: u32 = 3;
 const TIMEOUT_MS: u64 = 5000;
+/// Namespace of the engine's built-in workers (`configuration::*`).
+const ENGINE_NAMESPACE: &str = "default";
 /// The function the `configuration` trigger is bound to.
 pub const ON_CONFIG_CHANGE: &str = "session::on-config-change";
 const DESCRIPTION: &str = "Durable, reactive, branching store of typed conversation entries: \
@@ -27,7 +32,7 @@ pub async fn call(iii: &IIIClient, function_id: &str, payload: Value) -> Result<
             action: None,
             timeout_ms: Some(TIMEOUT_MS),
         };
-        match iii.trigger(request).await {
+        match iii.trigger(request.namespace(ENGINE_NAMESPACE)).await {
             Ok(value) => return Ok(value),
             Err(e) if is_not_found(&e) => return Err(e),
             Err(e) => {
