@@ -18,7 +18,8 @@ fn main() {
     if std::env::var_os(engine::III_BIN).is_some() {
         cucumber = cucumber
             .given(engine::start_regex(), engine::start_step)
-            .given(engine::topology_regex(), engine::topology_step);
+            .given(engine::topology_regex(), engine::topology_step)
+            .given(engine::engine_only_regex(), engine::engine_only_step);
     }
     // The engine client (iii-sdk) needs a tokio runtime around the steps.
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");

@@ -42,7 +42,7 @@ fn worker_bin() -> PathBuf {
         if let Some(bin) = std::env::var_os("SESSION_MANAGER_BIN") {
             return PathBuf::from(bin);
         }
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+        let root = repo_root();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
             .args(["build", "-p", "session-manager", "--bin", "session-manager"])
@@ -58,6 +58,11 @@ fn worker_bin() -> PathBuf {
     .clone()
 }
 
+/// The workspace root: this repository's checkout.
+pub fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root")
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -65,7 +70,7 @@ fn free_port() -> u16 {
         .expect("free port")
 }
 
-fn read(path: &Path) -> String {
+pub fn read(path: &Path) -> String {
     let mut text = String::new();
     if let Ok(mut f) = std::fs::File::open(path) {
         let _ = f.read_to_string(&mut text);
@@ -135,12 +140,19 @@ impl Harness {
 
     /// [`Harness::start`] with a `--config` seed (YAML text) for the worker.
     pub async fn start_with(iii: &str, seed_yaml: Option<&str>) -> Harness {
-        let dir = fresh_dir();
-        let seed = seed_yaml.map(|yaml| {
-            let path = dir.join("seed.yaml");
+        let mut h = Harness::engine_only(iii);
+        h.seed = seed_yaml.map(|yaml| {
+            let path = h.dir.join("seed.yaml");
             std::fs::write(&path, yaml).expect("seed");
             path
         });
+        h.start_worker().await;
+        h
+    }
+
+    /// Engine and client, no worker (something else starts it, e.g. `iii compose`).
+    pub fn engine_only(iii: &str) -> Harness {
+        let dir = fresh_dir();
         let (engine, port) = start_engine(iii, &dir);
         let url = format!("ws://127.0.0.1:{port}");
         let meta =
@@ -153,10 +165,7 @@ impl Harness {
                 ..Default::default()
             },
         );
-        let mut h =
-            Harness { dir, port, engine, worker: None, seed, client, inbox: Inbox::default() };
-        h.start_worker().await;
-        h
+        Harness { dir, port, engine, worker: None, seed: None, client, inbox: Inbox::default() }
     }
 
     pub fn url(&self) -> String {

@@ -1,8 +1,10 @@
 //! `@engine` scenarios: the real worker on a real engine. They need `III_BIN` (path of an `iii`
-//! binary); without it the `Given a running engine with session-manager` step is not defined, so
-//! cucumber reports every engine scenario as skipped.
+//! binary); without it their first steps (`Given a running engine with session-manager`, `… without
+//! session-manager`, `Given a main engine with …`) are not defined, so cucumber reports every engine
+//! scenario as skipped.
 
 mod bridge;
+mod compose;
 pub mod harness;
 mod steps;
 
@@ -28,7 +30,14 @@ pub fn start_step<'a>(world: &'a mut SessionWorld, _ctx: Context) -> LocalBoxFut
 fn engine_state(harness: harness::Harness) -> EngineState {
     // `${engine_url}`: this engine's own URL (a bridge to it is refused).
     let vars = [("engine_url".to_string(), harness.url())].into();
-    EngineState { harness, last: None, vars, bindings: Default::default(), peers: Vec::new() }
+    EngineState {
+        compose: None,
+        harness,
+        last: None,
+        vars,
+        bindings: Default::default(),
+        peers: Vec::new(),
+    }
 }
 
 /// The start step's regex.
@@ -39,6 +48,9 @@ pub fn start_regex() -> Regex {
 /// Per-scenario engine state kept in the world.
 #[derive(Debug)]
 pub struct EngineState {
+    /// The `iii compose` daemon of a compose scenario. Declared before `harness`, so it stops
+    /// (and stops the worker it started) while the engine still runs.
+    pub compose: Option<compose::Compose>,
     pub harness: harness::Harness,
     /// The last call's outcome (response or `(code, message)`).
     pub last: Option<Result<serde_json::Value, (String, String)>>,
@@ -52,3 +64,4 @@ pub struct EngineState {
 }
 
 pub use bridge::{topology_regex, topology_step};
+pub use compose::{engine_only_regex, engine_only_step};

@@ -80,7 +80,12 @@ async fn client_calls_keeps(
     let state = st(w);
     let payload = subst(state, &payload);
     call(state, &function_id, payload).await;
-    let value = json::at(response(state), &path)
+    keep(state, &path, var);
+}
+
+/// Keeps the last response's field at `path` as `${var}` (strings unquoted).
+fn keep(state: &mut EngineState, path: &str, var: String) {
+    let value = json::at(response(state), path)
         .unwrap_or_else(|| panic!("no {path} in {:?}", state.last))
         .clone();
     let text = match value {
@@ -88,6 +93,32 @@ async fn client_calls_keeps(
         other => other.to_string(),
     };
     state.vars.insert(var, text);
+}
+
+/// For a worker that something else starts: calls every 200 ms until one succeeds.
+#[then(
+    regex = r#"^the client call "([^"]+)" with (\{.*\}) succeeds within (\d+) seconds and keeps "([^"]+)" as "(\w+)"$"#
+)]
+async fn succeeds_within_keeps(
+    w: &mut SessionWorld,
+    function_id: String,
+    payload: String,
+    secs: u64,
+    path: String,
+    var: String,
+) {
+    let state = st(w);
+    let payload = subst(state, &payload);
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        call(state, &function_id, payload.clone()).await;
+        if matches!(state.last, Some(Ok(_))) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still failing: {:?}", state.last);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    keep(state, &path, var);
 }
 
 #[then(regex = r#"^the engine call succeeds$"#)]
