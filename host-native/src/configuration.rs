@@ -22,7 +22,9 @@ pub const ON_CONFIG_CHANGE: &str = "session::on-config-change";
 const DESCRIPTION: &str = "Durable, reactive, branching store of typed conversation entries: \
 storage adapter (fs | bridge) and list/attachment limits.";
 
-/// Calls a configuration function with retries. A definitive `NOT_FOUND` is not retried.
+/// Calls a configuration function with retries. A definitive `NOT_FOUND` is not retried, nor is
+/// a rejected worker registration (another worker holds this name: the SDK stops reconnecting, so
+/// retries would only end in a timeout that hides the cause).
 pub async fn call(iii: &IIIClient, function_id: &str, payload: Value) -> Result<Value, Error> {
     let mut last = Error::Timeout;
     for attempt in 1..=ATTEMPTS {
@@ -35,6 +37,10 @@ pub async fn call(iii: &IIIClient, function_id: &str, payload: Value) -> Result<
         match iii.trigger(request.namespace(ENGINE_NAMESPACE)).await {
             Ok(value) => return Ok(value),
             Err(e) if is_not_found(&e) => return Err(e),
+            Err(e @ Error::RegistrationRejected { .. }) => return Err(e),
+            Err(_) if iii.fatal_error().is_some() => {
+                return Err(iii.fatal_error().unwrap_or(Error::Timeout));
+            }
             Err(e) => {
                 tracing::warn!("{function_id} attempt {attempt}/{ATTEMPTS} failed: {e}");
                 last = e;
