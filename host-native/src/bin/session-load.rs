@@ -21,6 +21,12 @@ use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{register_worker, Error, IIIClient, InitOptions, RegisterFunction};
 use serde_json::{json, Value};
 
+impl Args {
+    fn window(&self) -> Duration {
+        Duration::from_secs_f64(self.window_secs.max(0.1))
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(name = "session-load", about = "Load-test a running session-manager through the engine")]
 struct Args {
@@ -33,9 +39,9 @@ struct Args {
     /// Concurrent writers.
     #[arg(long, default_value_t = 32)]
     writers: usize,
-    /// Calls per concurrent writer.
-    #[arg(long, default_value_t = 300)]
-    per_writer: usize,
+    /// How long the concurrent writers call back to back, per measured function (seconds).
+    #[arg(long, default_value_t = 3.0)]
+    window_secs: f64,
     /// Engine of a session-manager bridged to the one on `--url`: also measure append through it.
     #[arg(long)]
     bridge_url: Option<String>,
@@ -46,6 +52,12 @@ struct Args {
     /// write + fdatasync of a record-sized line there, the least a durable append must wait.
     #[arg(long)]
     fsync_probe: Option<std::path::PathBuf>,
+    /// PID of the engine process: also report its CPU time per call in the writers phases.
+    #[arg(long)]
+    engine_pid: Option<u32>,
+    /// PID of the session-manager process: also report its CPU time per call there.
+    #[arg(long)]
+    worker_pid: Option<u32>,
     /// Bind this many no-op functions (on a connection of their own) to
     /// `session::message-added` first, so every append also delivers that many events, as it does
     /// for a chat UI that renders live.
@@ -84,6 +96,11 @@ fn payload_for(_function_id: &str, sid: &str, i: usize) -> Value {
     json!({"session_id": sid, "message": message(i)})
 }
 
+/// Reports a failed call on stderr (the tables only count them).
+fn note_failure(function_id: &str, e: &Error) {
+    eprintln!("session-load: {function_id} failed: {e}");
+}
+
 /// Latencies of `n` sequential calls, sorted, in microseconds; and the failure count.
 async fn sequential(iii: &IIIClient, function_id: &str, n: usize) -> (Vec<u64>, usize) {
     let sid = new_session(iii).await;
@@ -92,46 +109,134 @@ async fn sequential(iii: &IIIClient, function_id: &str, n: usize) -> (Vec<u64>, 
         let start = Instant::now();
         match call(iii, function_id, payload_for(function_id, &sid, i)).await {
             Ok(_) => lat.push(start.elapsed().as_micros() as u64),
-            Err(_) => failed += 1,
+            Err(e) => {
+                note_failure(function_id, &e);
+                failed += 1
+            }
         }
     }
     lat.sort_unstable();
     (lat, failed)
 }
 
-/// Calls/s of `writers` concurrent writers doing `per` calls each (own session each).
+/// Calls/s of `writers` concurrent writers (one session each), each calling back to back for
+/// `window`: completions inside the window over its length. A call the engine never answers
+/// (see BENCHMARKS.md) then costs one writer the rest of the window instead of holding the whole
+/// phase for the call's 5 s timeout. Returns the rate and the failed-or-stalled calls: errors
+/// inside the window plus writers whose call had been in flight for over a second at its end.
 async fn concurrent(
     iii: &IIIClient,
     function_id: &'static str,
     writers: usize,
-    per: usize,
-) -> (f64, usize) {
+    window: Duration,
+    cpu: &CpuProbe,
+) -> Phase {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    const IDLE: u64 = u64::MAX;
     let mut sids = Vec::new();
     for _ in 0..writers {
         sids.push(new_session(iii).await);
     }
+    let completed = Arc::new(AtomicUsize::new(0));
+    let errors = Arc::new(AtomicUsize::new(0));
+    // Per writer: when its in-flight call started (µs since `start`), or IDLE.
+    let in_flight: Arc<Vec<AtomicU64>> =
+        Arc::new((0..writers).map(|_| AtomicU64::new(IDLE)).collect());
+    let cpu_before = cpu.sample();
     let start = Instant::now();
     let tasks: Vec<_> = sids
         .into_iter()
-        .map(|sid| {
-            let iii = iii.clone();
+        .enumerate()
+        .map(|(w, sid)| {
+            let (iii, completed, errors, in_flight) =
+                (iii.clone(), completed.clone(), errors.clone(), in_flight.clone());
             tokio::spawn(async move {
-                let mut failed = 0;
-                for i in 0..per {
-                    if call(&iii, function_id, payload_for(function_id, &sid, i)).await.is_err() {
-                        failed += 1;
+                for i in 0.. {
+                    if start.elapsed() >= window {
+                        break;
                     }
+                    in_flight[w].store(start.elapsed().as_micros() as u64, Ordering::Relaxed);
+                    let result = call(&iii, function_id, payload_for(function_id, &sid, i)).await;
+                    in_flight[w].store(IDLE, Ordering::Relaxed);
+                    if start.elapsed() > window {
+                        break;
+                    }
+                    match result {
+                        Ok(_) => completed.fetch_add(1, Ordering::Relaxed),
+                        Err(e) => {
+                            note_failure(function_id, &e);
+                            errors.fetch_add(1, Ordering::Relaxed)
+                        }
+                    };
                 }
-                failed
             })
         })
         .collect();
-    let mut failed = 0;
-    for task in tasks {
-        failed += task.await.unwrap_or(per);
+    tokio::time::sleep_until((start + window).into()).await;
+    let done = completed.load(Ordering::Relaxed);
+    let cpu_after = cpu.sample();
+    let end = window.as_micros() as u64;
+    let stalled = in_flight
+        .iter()
+        .map(|t| t.load(Ordering::Relaxed))
+        .filter(|&t| t != IDLE && end.saturating_sub(t) > 1_000_000)
+        .count();
+    if stalled > 0 {
+        eprintln!("session-load: {function_id}: {stalled} call(s) unanswered for over 1 s at the window's end");
     }
-    let ok = writers * per - failed;
-    (ok as f64 / start.elapsed().as_secs_f64(), failed)
+    for task in tasks {
+        task.abort();
+    }
+    Phase {
+        rate: done as f64 / window.as_secs_f64(),
+        failed: errors.load(Ordering::Relaxed) + stalled,
+        cpu_us: CpuProbe::per_call(cpu_before, cpu_after, done),
+    }
+}
+
+/// One writers phase: completed calls/s, failed or stalled calls, CPU µs per completed call of
+/// the engine, the worker and this tool (when their pids are known).
+#[derive(Debug, Default, Clone, Copy)]
+struct Phase {
+    rate: f64,
+    failed: usize,
+    cpu_us: [Option<f64>; 3],
+}
+
+/// CPU time (user + system) of the engine, the worker and this process, from `/proc/<pid>/stat`.
+#[derive(Debug, Clone, Copy)]
+struct CpuProbe {
+    pids: [Option<u32>; 3],
+}
+
+impl CpuProbe {
+    fn new(engine: Option<u32>, worker: Option<u32>) -> Self {
+        CpuProbe { pids: [engine, worker, Some(std::process::id())] }
+    }
+
+    /// CPU seconds of each process so far.
+    fn sample(&self) -> [Option<f64>; 3] {
+        self.pids.map(|pid| pid.and_then(cpu_seconds))
+    }
+
+    fn per_call(
+        before: [Option<f64>; 3],
+        after: [Option<f64>; 3],
+        calls: usize,
+    ) -> [Option<f64>; 3] {
+        std::array::from_fn(|i| match (before[i], after[i]) {
+            (Some(a), Some(b)) if calls > 0 => Some((b - a) * 1e6 / calls as f64),
+            _ => None,
+        })
+    }
+}
+
+/// utime + stime of `pid` in seconds (fields 14 and 15 of `/proc/<pid>/stat`, after the `comm`).
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / rustix::param::clock_ticks_per_second() as f64)
 }
 
 fn pct(sorted: &[u64], p: f64) -> f64 {
@@ -177,6 +282,22 @@ fn fsync_probe(dir: &std::path::Path, n: usize) -> Vec<u64> {
     lat
 }
 
+/// The measured phases of a round, in order.
+const PHASES: [&str; 8] = [
+    "no-op sequential",
+    "append sequential",
+    "get sequential",
+    "schema no-op sequential",
+    "no-op writers",
+    "schema no-op writers",
+    "append writers",
+    "get writers",
+];
+
+/// The functions of the writers phases, in order.
+const WRITER_PHASES: [&str; 4] =
+    ["no-op", "no-op with append's schemas", "session::append", "session::get"];
+
 /// One round's figures (ms, calls/s).
 #[derive(Debug, Default, Clone)]
 struct Round {
@@ -185,10 +306,10 @@ struct Round {
     get: f64,
     noop_schema: f64,
     fsync: Option<f64>,
-    noop_tp: f64,
-    noop_schema_tp: f64,
-    append_tp: f64,
-    failed: [usize; 4],
+    /// The writers phases, in the order of [`WRITER_PHASES`].
+    writers: [Phase; 4],
+    /// Failed calls per phase, in the order of [`PHASES`].
+    failed: [usize; 8],
 }
 
 async fn round(iii: &IIIClient, args: &Args) -> Round {
@@ -203,22 +324,30 @@ async fn round(iii: &IIIClient, args: &Args) -> Round {
         }
         None => None,
     };
-    let (get, _) = sequential(iii, "session::get", args.sequential).await;
-    let (noop_schema, _) = sequential(iii, NOOP_SCHEMA, args.sequential).await;
-    let (noop_tp, noop_cf) = concurrent(iii, NOOP, args.writers, args.per_writer).await;
-    let (noop_schema_tp, _) = concurrent(iii, NOOP_SCHEMA, args.writers, args.per_writer).await;
-    let (append_tp, append_cf) =
-        concurrent(iii, "session::append", args.writers, args.per_writer).await;
+    let (get, get_failed) = sequential(iii, "session::get", args.sequential).await;
+    let (noop_schema, schema_failed) = sequential(iii, NOOP_SCHEMA, args.sequential).await;
+    let cpu = CpuProbe::new(args.engine_pid, args.worker_pid);
+    let noop_w = concurrent(iii, NOOP, args.writers, args.window(), &cpu).await;
+    let schema_w = concurrent(iii, NOOP_SCHEMA, args.writers, args.window(), &cpu).await;
+    let append_w = concurrent(iii, "session::append", args.writers, args.window(), &cpu).await;
+    let get_w = concurrent(iii, "session::get", args.writers, args.window(), &cpu).await;
     Round {
         noop: ps.map(|p| pct(&noop, p)),
         append: ps.map(|p| pct(&append, p)),
         get: pct(&get, 0.5),
         noop_schema: pct(&noop_schema, 0.5),
         fsync,
-        noop_tp,
-        noop_schema_tp,
-        append_tp,
-        failed: [noop_failed, append_failed, noop_cf, append_cf],
+        writers: [noop_w, schema_w, append_w, get_w],
+        failed: [
+            noop_failed,
+            append_failed,
+            get_failed,
+            schema_failed,
+            noop_w.failed,
+            schema_w.failed,
+            append_w.failed,
+            get_w.failed,
+        ],
     }
 }
 
@@ -250,6 +379,30 @@ fn row(name: &str, rounds: &[Round], floor: impl Fn(&Round) -> f64, f: impl Fn(&
     println!("| {name} | {a} | {b} | {:.2}×{each} |", median(ratios));
 }
 
+/// CPU µs per completed call in the writers phases (medians over rounds), for each process whose
+/// pid is known: where the work of a call lands.
+fn cpu_table(rounds: &[Round], args: &Args) {
+    if args.engine_pid.is_none() && args.worker_pid.is_none() {
+        return;
+    }
+    println!(
+        "\n| {} writers: CPU µs per call | engine | session-manager | session-load |",
+        args.writers
+    );
+    println!("|---|---|---|---|");
+    for (i, name) in WRITER_PHASES.iter().enumerate() {
+        let cell = |p: usize| {
+            let xs: Vec<f64> = rounds.iter().filter_map(|r| r.writers[i].cpu_us[p]).collect();
+            if xs.is_empty() {
+                "–".to_string()
+            } else {
+                format!("{:.0}", median(xs))
+            }
+        };
+        println!("| {name} | {} | {} | {} |", cell(0), cell(1), cell(2));
+    }
+}
+
 /// `session::append` on the main (`iii`) and through the bridge, same run, same shapes.
 async fn bridged(iii: &IIIClient, bridge_url: &str, args: &Args) {
     let bridge = connect(bridge_url, "session-load-bridge");
@@ -267,14 +420,15 @@ async fn bridged(iii: &IIIClient, bridge_url: &str, args: &Args) {
             b / a
         );
     }
-    let (main_tp, main_cf) =
-        concurrent(iii, "session::append", args.writers, args.per_writer).await;
-    let (br_tp, br_cf) =
-        concurrent(&bridge, "session::append", args.writers, args.per_writer).await;
+    let cpu = CpuProbe::new(None, None);
+    let main_w = concurrent(iii, "session::append", args.writers, args.window(), &cpu).await;
+    let bridge_w = concurrent(&bridge, "session::append", args.writers, args.window(), &cpu).await;
+    let (main_tp, main_cf, br_tp, br_cf) =
+        (main_w.rate, main_w.failed, bridge_w.rate, bridge_w.failed);
     println!(
-        "| {} concurrent writers × {} calls (calls/s) | {main_tp:.0} | {br_tp:.0} | {:.2}× |",
+        "| {} concurrent writers, {} s each (calls/s) | {main_tp:.0} | {br_tp:.0} | {:.2}× |",
         args.writers,
-        args.per_writer,
+        args.window_secs,
         br_tp / main_tp
     );
     println!(
@@ -327,9 +481,14 @@ async fn main() {
         row(&format!("sequential {name} (ms, n={n})"), &rounds, |r| r.noop[i], |r| r.append[i]);
     }
     row("session::get (a read) sequential p50 (ms)", &rounds, |r| r.noop[0], |r| r.get);
-    let writers =
-        format!("{} concurrent writers × {} calls (calls/s)", args.writers, args.per_writer);
-    row(&writers, &rounds, |r| r.noop_tp, |r| r.append_tp);
+    let writers = format!("{} concurrent writers, {} s (calls/s)", args.writers, args.window_secs);
+    row(&writers, &rounds, |r| r.writers[0].rate, |r| r.writers[2].rate);
+    row(
+        &format!("{writers}, session::get (a read)"),
+        &rounds,
+        |r| r.writers[0].rate,
+        |r| r.writers[3].rate,
+    );
     println!("\n| same rounds, other floors | floor | session::append | ratio |");
     println!("|---|---|---|---|");
     row(
@@ -341,8 +500,8 @@ async fn main() {
     row(
         &format!("{writers}, no-op registered with session::append's schemas"),
         &rounds,
-        |r| r.noop_schema_tp,
-        |r| r.append_tp,
+        |r| r.writers[1].rate,
+        |r| r.writers[2].rate,
     );
     if rounds.iter().all(|r| r.fsync.is_some()) {
         let fsync = |r: &Round| r.fsync.unwrap_or(f64::NAN);
@@ -360,12 +519,25 @@ async fn main() {
             |r| r.append[0],
         );
     }
+    cpu_table(&rounds, &args);
     let failed: usize = rounds.iter().map(|r| r.failed.iter().sum::<usize>()).sum();
-    let calls = rounds.len() * (4 * n + 3 * args.writers * args.per_writer);
+    let completed: f64 = rounds
+        .iter()
+        .map(|r| r.writers.iter().map(|w| w.rate).sum::<f64>() * args.window_secs)
+        .sum();
+    let calls = rounds.len() * 4 * n + completed as usize;
+    let per_phase: Vec<String> = PHASES
+        .iter()
+        .enumerate()
+        .map(|(i, phase)| (phase, rounds.iter().map(|r| r.failed[i]).sum::<usize>()))
+        .filter(|(_, count)| *count > 0)
+        .map(|(phase, count)| format!("{phase} {count}"))
+        .collect();
     println!(
         "\nrounds: {}; medians per column, ratio = median of the per-round ratios (each round in \
-         parentheses); failed calls (timeouts/errors): {failed} of {calls}",
-        rounds.len()
+         parentheses); failed calls (timeouts/errors): {failed} of {calls}{}",
+        rounds.len(),
+        if per_phase.is_empty() { String::new() } else { format!(" ({})", per_phase.join(", ")) }
     );
     if let Some(bridge_url) = &args.bridge_url {
         bridged(&iii, bridge_url, &args).await;
