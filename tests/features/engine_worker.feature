@@ -89,6 +89,14 @@ Feature: session-manager on a real iii engine
     When the client binds handler "bad2" to "session::deleted" with config {"roles": ["user"]}
     Then the engine call fails mentioning "invalid session::deleted config"
 
+  # Prevents: a second worker under a taken name retrying into a timeout that hides the cause.
+  @engine @serial
+  Scenario: a second worker with the same name fails at once with the engine's reason
+    When the client calls "session::create" with {"title": "first"} and keeps "session_id" as "sid"
+    Then a second worker with the same name exits within 10 seconds mentioning "WORKER_NAMESPACE_CONFLICT"
+    When the client calls "session::get" with {"session_id": "${sid}"}
+    Then the engine response field "meta.title" is "first"
+
   # Prevents: acknowledged writes lost when the worker dies without a clean shutdown.
   @engine @serial
   Scenario: a SIGKILLed worker restarts with everything it acknowledged

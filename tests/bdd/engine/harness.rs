@@ -172,6 +172,41 @@ impl Harness {
         format!("ws://127.0.0.1:{}", self.port)
     }
 
+    /// Runs one more worker process with the same name against this engine (in a directory of its
+    /// own) and waits at most `within` for it to exit: its exit code (`None`: still running, then
+    /// killed) and everything it printed.
+    pub fn run_duplicate_worker(&self, within: Duration) -> (Option<i32>, String) {
+        let dir = fresh_dir();
+        let mut child = Command::new(worker_bin())
+            .args(["--url", &self.url()])
+            .current_dir(&dir)
+            .env_remove("III_COMPOSE_DIR")
+            .env_remove("III_WORKER_NAME")
+            .env_remove("III_NAMESPACE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the second session-manager");
+        let deadline = Instant::now() + within;
+        let code = loop {
+            match child.try_wait().expect("wait for the second worker") {
+                Some(status) => break status.code(),
+                None if Instant::now() >= deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        let output = child.wait_with_output().expect("second worker output");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr);
+        let _ = std::fs::remove_dir_all(&dir);
+        (code, text)
+    }
+
     /// Starts the worker process and waits until it answers.
     pub async fn start_worker(&mut self) {
         let log = std::fs::OpenOptions::new()

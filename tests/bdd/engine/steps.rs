@@ -247,6 +247,16 @@ fn event_contains(w: &mut SessionWorld, handler: String, n: usize, expected: Str
     assert!(diffs.is_empty(), "{diffs:?} in {actual}");
 }
 
+#[then(
+    regex = r#"^a second worker with the same name exits within (\d+) seconds mentioning "([^"]+)"$"#
+)]
+async fn duplicate_worker_exits(w: &mut SessionWorld, secs: u64, needle: String) {
+    let (code, output) = st(w).harness.run_duplicate_worker(Duration::from_secs(secs));
+    assert!(code.is_some(), "the second worker was still running after {secs} s:\n{output}");
+    assert_ne!(code, Some(0), "the second worker exited 0:\n{output}");
+    assert!(output.contains(&needle), "no {needle:?} in the second worker's output:\n{output}");
+}
+
 #[when(regex = r#"^the worker is killed with SIGKILL and restarted$"#)]
 async fn kill_restart(w: &mut SessionWorld) {
     let state = st(w);
