@@ -89,6 +89,34 @@ Feature: session-manager on a real iii engine
     When the client binds handler "bad2" to "session::deleted" with config {"roles": ["user"]}
     Then the engine call fails mentioning "invalid session::deleted config"
 
+  # Prevents: a trigger type that is registered but never delivers through the engine, or ignores its filter.
+  @engine @serial
+  Scenario: message-updated, status-changed, meta-updated and deleted deliver with their filters
+    When the client calls "session::create" with {"title": "x", "metadata": {"owner": "u1"}} and keeps "session_id" as "sid"
+    And the client calls "session::create" with {"title": "other"} and keeps "session_id" as "other"
+    And the client calls "session::append" with {"session_id": "${sid}", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1}} and keeps "entry_id" as "e1"
+    Given handler "upd" is bound to "session::message-updated" with config {"session_id": "${sid}", "roles": ["user"]}
+    And handler "upd-assistant" is bound to "session::message-updated" with config {"roles": ["assistant"]}
+    And handler "status" is bound to "session::status-changed" with config {"metadata": {"owner": "u1"}}
+    And handler "meta" is bound to "session::meta-updated" with config {"session_id": "${sid}"}
+    And handler "gone" is bound to "session::deleted" with config {"session_id": "${sid}"}
+    When the client calls "session::update-message" with {"session_id": "${sid}", "entry_id": "${e1}", "content": [{"type": "text", "text": "hey"}]}
+    And the client calls "session::set-status" with {"session_id": "${sid}", "status": "working", "reason": "thinking"}
+    And the client calls "session::set-status" with {"session_id": "${other}", "status": "working", "reason": "elsewhere"}
+    And the client calls "session::set-meta" with {"session_id": "${sid}", "title": "renamed"}
+    And the client calls "session::set-meta" with {"session_id": "${other}", "title": "not mine"}
+    And the client calls "session::delete" with {"session_id": "${other}"}
+    And the client calls "session::delete" with {"session_id": "${sid}"}
+    Then handler "upd" receives 1 event
+    And handler "upd" event 1 contains {"session_id": "${sid}", "entry_id": "${e1}", "revision": 1}
+    And handler "upd-assistant" receives nothing
+    And handler "status" receives 1 event
+    And handler "status" event 1 contains {"session_id": "${sid}", "status": "working", "previous_status": "idle", "status_reason": "thinking"}
+    And handler "meta" receives 1 event
+    And handler "meta" event 1 contains {"session_id": "${sid}", "title": "renamed"}
+    And handler "gone" receives 1 event
+    And handler "gone" event 1 contains {"session_id": "${sid}"}
+
   # Prevents: a second worker under a taken name retrying into a timeout that hides the cause.
   @engine @serial
   Scenario: a second worker with the same name fails at once with the engine's reason
