@@ -18,7 +18,7 @@ Feature: session-manager on a real iii engine
     Then the engine response field "sessions" has 1 item
     When the client calls "session::set-meta" with {"session_id": "${sid}", "description": "d"}
     Then the engine call succeeds
-    When the client calls "session::set-status" with {"session_id": "${sid}", "status": "working", "status_reason": "r"}
+    When the client calls "session::set-status" with {"session_id": "${sid}", "status": "working", "reason": "r"}
     Then the engine call succeeds
     When the client calls "session::set-draft" with {"session_id": "${sid}", "draft": "typing"}
     Then the engine call succeeds
