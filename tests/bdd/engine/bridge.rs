@@ -11,6 +11,7 @@ use cucumber::{given, then, when};
 use serde_json::{json, Value};
 
 use super::harness::Harness;
+use super::steps::{keep, record, subst, until_ok};
 use super::{engine_state, EngineState, III_BIN};
 use crate::json;
 use crate::world::SessionWorld;
@@ -66,21 +67,16 @@ fn instance<'a>(state: &'a EngineState, name: &str) -> &'a Harness {
     &state.peers[n - 1]
 }
 
-fn subst(state: &EngineState, text: &str) -> Value {
-    let mut text = text.to_string();
-    for (name, value) in &state.vars {
-        text = text.replace(&format!("${{{name}}}"), value);
-    }
-    json::parse(&text)
-}
-
-async fn call_on(state: &mut EngineState, name: &str, function_id: &str, payload: Value) {
+/// One call on the named instance; the outcome becomes the last one.
+pub(super) async fn call_on(
+    state: &mut EngineState,
+    name: &str,
+    function_id: &str,
+    payload: Value,
+) {
     let retry = function_id.starts_with("session::get") || function_id == "session::list";
     let result = instance(state, name).call(function_id, payload, retry).await;
-    state.last = Some(result.map_err(|e| match e {
-        iii_sdk::Error::Remote { code, message, .. } => (code, message),
-        other => ("transport".to_string(), other.to_string()),
-    }));
+    record(state, result);
 }
 
 #[when(regex = r#"^on "([^"]+)" the client calls "([^"]+)" with (\{.*\})$"#)]
@@ -104,15 +100,7 @@ async fn calls_on_keeps(
     let state = st(w);
     let payload = subst(state, &payload);
     call_on(state, &name, &function_id, payload).await;
-    let value = match &state.last {
-        Some(Ok(v)) => json::at(v, &path).cloned(),
-        other => panic!("the call failed: {other:?}"),
-    };
-    let text = match value.unwrap_or_else(|| panic!("no {path} in {:?}", state.last)) {
-        Value::String(s) => s,
-        other => other.to_string(),
-    };
-    state.vars.insert(var, text);
+    keep(state, &path, var);
 }
 
 #[then(
@@ -127,15 +115,7 @@ async fn succeeds_within(
 ) {
     let state = st(w);
     let payload = subst(state, &payload);
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        call_on(state, &name, &function_id, payload.clone()).await;
-        if matches!(state.last, Some(Ok(_))) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "still failing: {:?}", state.last);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_ok(state, Some(&name), &function_id, &payload, secs).await;
 }
 
 #[given(regex = r#"^on "([^"]+)" handler "([^"]+)" is bound to "([^"]+)" with config (\{.*\})$"#)]

@@ -15,7 +15,7 @@ fn st(w: &mut SessionWorld) -> &mut EngineState {
     w.engine.as_mut().expect("no engine: start with `Given a running engine with session-manager`")
 }
 
-fn subst(state: &EngineState, text: &str) -> Value {
+pub(super) fn subst(state: &EngineState, text: &str) -> Value {
     let mut text = text.to_string();
     for (name, value) in &state.vars {
         text = text.replace(&format!("${{{name}}}"), value);
@@ -48,10 +48,39 @@ fn idempotent(function_id: &str, payload: &Value) -> bool {
 async fn call(state: &mut EngineState, function_id: &str, payload: Value) {
     let retry = idempotent(function_id, &payload);
     let result = state.harness.call(function_id, payload, retry).await;
+    record(state, result);
+}
+
+/// Keeps a call's outcome as the last one; an error as `(code, message)` (`transport` when the
+/// engine gave no code).
+pub(super) fn record(state: &mut EngineState, result: Result<Value, iii_sdk::Error>) {
     state.last = Some(result.map_err(|e| match e {
         iii_sdk::Error::Remote { code, message, .. } => (code, message),
         other => ("transport".to_string(), other.to_string()),
     }));
+}
+
+/// For a worker that something else starts or restarts: calls `function_id` on `instance` (`None`:
+/// the main) every 200 ms until one succeeds; fails after `secs`.
+pub(super) async fn until_ok(
+    state: &mut EngineState,
+    instance: Option<&str>,
+    function_id: &str,
+    payload: &Value,
+    secs: u64,
+) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        match instance {
+            Some(name) => super::bridge::call_on(state, name, function_id, payload.clone()).await,
+            None => call(state, function_id, payload.clone()).await,
+        }
+        if matches!(state.last, Some(Ok(_))) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "still failing: {:?}", state.last);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 fn response(state: &EngineState) -> &Value {
@@ -84,7 +113,7 @@ async fn client_calls_keeps(
 }
 
 /// Keeps the last response's field at `path` as `${var}` (strings unquoted).
-fn keep(state: &mut EngineState, path: &str, var: String) {
+pub(super) fn keep(state: &mut EngineState, path: &str, var: String) {
     let value = json::at(response(state), path)
         .unwrap_or_else(|| panic!("no {path} in {:?}", state.last))
         .clone();
@@ -109,15 +138,7 @@ async fn succeeds_within_keeps(
 ) {
     let state = st(w);
     let payload = subst(state, &payload);
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        call(state, &function_id, payload.clone()).await;
-        if matches!(state.last, Some(Ok(_))) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "still failing: {:?}", state.last);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    until_ok(state, None, &function_id, &payload, secs).await;
     keep(state, &path, var);
 }
 
