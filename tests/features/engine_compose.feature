@@ -17,3 +17,16 @@ Feature: session-manager started by iii compose
     And the compose project's data dir "data/session-manager" holds 1 session file
     When iii compose is stopped with SIGTERM
     Then no process that compose started is left
+
+  # Prevents: a worker started in a project namespace failing to boot (configuration::* looked up there) or serving outside it.
+  @engine @serial
+  Scenario: in a project namespace the worker boots, reads its configuration from default and serves there
+    Given a running engine without session-manager
+    When iii compose brings up a project in namespace "proj" whose container "sessions" points at this repository
+    Then the engine lists a worker named "sessions" in namespace "proj"
+    And the client call "session::create" with {"title": "namespaced"} succeeds within 30 seconds and keeps "session_id" as "sid"
+    When the client calls "session::config-status" with {}
+    Then the engine response contains {"last_outcome": "applied", "rejected_reloads": 0}
+    And the compose project's data dir "data/session-manager" holds 1 session file
+    When iii compose is stopped with SIGTERM
+    Then no process that compose started is left

@@ -156,26 +156,42 @@ fn compose(state: &mut EngineState) -> &mut Compose {
 
 /// The README's compose file, with this checkout's absolute path: no `run:`, so compose starts
 /// the worker with the manifest's `scripts.start`.
-fn compose_file(key: &str, root: &Path) -> String {
+/// With `namespace`, the file declares it (`namespace: <ns>`), and compose starts the worker there.
+fn compose_file(key: &str, root: &Path, namespace: Option<&str>) -> String {
+    let declared = namespace.map(|ns| format!("namespace: {ns}\n")).unwrap_or_default();
     format!(
-        "startup_timeout: 10m\ncontainers:\n  {key}:\n    worker: path://{}\n    environment:\n      III_COMPOSE_DIR: ${{PWD}}\n",
+        "{declared}startup_timeout: 10m\ncontainers:\n  {key}:\n    worker: path://{}\n    environment:\n      III_COMPOSE_DIR: ${{PWD}}\n",
         root.display()
     )
 }
 
-/// Writes the project, runs `iii compose up` in it and waits until the engine lists the worker
-/// under the container key in `default` (what compose itself waits for); fails early when compose
-/// exits.
 #[when(
     regex = r#"^iii compose brings up a project whose container "([^"]+)" points at this repository$"#
 )]
-async fn compose_up(w: &mut SessionWorld, key: String) {
-    let bin = std::env::var(III_BIN).expect("III_BIN");
+async fn compose_up_default(w: &mut SessionWorld, key: String) {
+    compose_up(st(w), &key, None).await;
+}
+
+/// The project declares `namespace:`; the client's later calls name it.
+#[when(
+    regex = r#"^iii compose brings up a project in namespace "([^"]+)" whose container "([^"]+)" points at this repository$"#
+)]
+async fn compose_up_in(w: &mut SessionWorld, namespace: String, key: String) {
     let state = st(w);
+    compose_up(state, &key, Some(&namespace)).await;
+    state.namespace = Some(namespace);
+}
+
+/// Writes the project, runs `iii compose up` in it and waits until the engine lists the worker
+/// under the container key in the project's namespace and compose reports it ready; fails early
+/// when compose exits.
+async fn compose_up(state: &mut EngineState, key: &str, namespace: Option<&str>) {
+    let key = key.to_string();
+    let bin = std::env::var(III_BIN).expect("III_BIN");
     let h = &state.harness;
     let project = h.dir.join("compose-project");
     std::fs::create_dir_all(&project).expect("project dir");
-    std::fs::write(project.join("worker-compose.yaml"), compose_file(&key, repo_root()))
+    std::fs::write(project.join("worker-compose.yaml"), compose_file(&key, repo_root(), namespace))
         .expect("worker-compose.yaml");
     let log = h.dir.join("compose.log");
     let out = std::fs::File::create(&log).expect("compose log");
@@ -197,9 +213,15 @@ async fn compose_up(w: &mut SessionWorld, key: String) {
         .expect("spawn iii compose (III_BIN)");
     let mut c = Compose { daemon, project, log, url: h.url() };
     let deadline = Instant::now() + UP_WITHIN;
-    while !worker_namespaces(h, &key).await.iter().any(|ns| ns == "default") {
+    let expected = namespace.unwrap_or("default");
+    // Listed by the engine, and counted ready by compose (its own check also looks at where the
+    // functions landed; a SIGTERM before that kills compose mid-start instead of stopping it).
+    let ready = format!("{key} ready");
+    while !worker_namespaces(h, &key).await.iter().any(|ns| ns == expected)
+        || !read(&c.log).contains(&ready)
+    {
         if let Ok(Some(status)) = c.daemon.try_wait() {
-            panic!("iii compose exited ({status}) before {key} registered:\n{}", read(&c.log));
+            panic!("iii compose exited ({status}) before {key} was ready:\n{}", read(&c.log));
         }
         assert!(Instant::now() < deadline, "{key} not up after {UP_WITHIN:?}:\n{}", read(&c.log));
         tokio::time::sleep(Duration::from_millis(200)).await;

@@ -286,13 +286,26 @@ impl Harness {
         payload: Value,
         timeout_ms: u64,
     ) -> Result<Value, Error> {
+        self.call_once_in(None, function_id, payload, timeout_ms).await
+    }
+
+    async fn call_once_in(
+        &self,
+        namespace: Option<&str>,
+        function_id: &str,
+        payload: Value,
+        timeout_ms: u64,
+    ) -> Result<Value, Error> {
         let request = TriggerRequest {
             function_id: function_id.into(),
             payload,
             action: None,
             timeout_ms: Some(timeout_ms),
         };
-        self.client.trigger(request).await
+        match namespace {
+            Some(ns) => self.client.trigger(request.namespace(ns)).await,
+            None => self.client.trigger(request).await,
+        }
     }
 
     /// A call with a bounded timeout; idempotent calls are retried on a timeout.
@@ -302,10 +315,21 @@ impl Harness {
         payload: Value,
         idempotent: bool,
     ) -> Result<Value, Error> {
+        self.call_in(None, function_id, payload, idempotent).await
+    }
+
+    /// [`Harness::call`] naming a namespace (`None`: the engine's default).
+    pub async fn call_in(
+        &self,
+        namespace: Option<&str>,
+        function_id: &str,
+        payload: Value,
+        idempotent: bool,
+    ) -> Result<Value, Error> {
         let attempts = if idempotent { 3 } else { 1 };
         let mut last = Err(Error::Timeout);
         for _ in 0..attempts {
-            last = self.call_once(function_id, payload.clone(), 5000).await;
+            last = self.call_once_in(namespace, function_id, payload.clone(), 5000).await;
             if !matches!(last, Err(Error::Timeout)) {
                 break;
             }

@@ -32,6 +32,7 @@ fn engine_state(harness: harness::Harness) -> EngineState {
     let vars = [("engine_url".to_string(), harness.url())].into();
     EngineState {
         compose: None,
+        namespace: None,
         harness,
         last: None,
         vars,
@@ -51,6 +52,9 @@ pub struct EngineState {
     /// The `iii compose` daemon of a compose scenario. Declared before `harness`, so it stops
     /// (and stops the worker it started) while the engine still runs.
     pub compose: Option<compose::Compose>,
+    /// The namespace the client's calls to the main name (`None`: the engine's default); set when
+    /// compose starts the worker in a project namespace.
+    pub namespace: Option<String>,
     pub harness: harness::Harness,
     /// The last call's outcome (response or `(code, message)`).
     pub last: Option<Result<serde_json::Value, (String, String)>>,

@@ -47,7 +47,8 @@ fn idempotent(function_id: &str, payload: &Value) -> bool {
 
 async fn call(state: &mut EngineState, function_id: &str, payload: Value) {
     let retry = idempotent(function_id, &payload);
-    let result = state.harness.call(function_id, payload, retry).await;
+    let namespace = state.namespace.clone();
+    let result = state.harness.call_in(namespace.as_deref(), function_id, payload, retry).await;
     record(state, result);
 }
 
