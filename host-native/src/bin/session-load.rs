@@ -471,8 +471,14 @@ async fn main() {
     let _ = sequential(&iii, "session::append", 300).await;
 
     let mut rounds = Vec::new();
-    for _ in 0..args.rounds.max(1) {
+    let total = args.rounds.max(1);
+    for i in 1..=total {
+        let started = Instant::now();
         rounds.push(round(&iii, &args).await);
+        eprintln!(
+            "session-load: round {i}/{total} done in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
     }
     let n = args.sequential;
     println!("| measurement | no-op floor | session::append | ratio |");
