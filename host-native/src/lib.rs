@@ -19,6 +19,7 @@ pub mod functions;
 pub mod locks;
 pub mod manifest;
 pub mod nodelay;
+pub mod open_files;
 pub mod reload;
 pub mod runtime;
 pub mod seed;

@@ -37,6 +37,7 @@ fn run_offline(command: Command) -> ! {
 #[tokio::main]
 async fn main() {
     let mut cli = Cli::parse();
+    session_manager::open_files::raise_open_file_limit();
     if let Some(command) = cli.command.take() {
         run_offline(command);
     }

@@ -57,12 +57,30 @@ pub struct FsConfig {
     /// Cache budget: estimated memory of the sessions held replayed (about 3 bytes per byte of
     /// their files; the session touched last always stays).
     pub cache_bytes: usize,
-    /// At most this many sessions held replayed (each also holds an open file).
+    /// At most this many sessions held replayed (each also holds an open file); by default 1024,
+    /// and at most half the process's open-file limit ([`default_max_cached_sessions`]).
     pub max_cached_sessions: usize,
     /// Files smaller than this are never compacted.
     pub compact_min_bytes: u64,
     /// Every write-side file operation goes through this seam ([`RealIo`]; tests inject faults).
     pub io: Arc<dyn FsIo>,
+}
+
+/// 1024, or half the process's soft open-file limit when that is lower (at least 16): every cached
+/// session holds its file open, and the other half stays for sockets, attachments and compaction.
+/// Past the limit every new write would fail with `EMFILE` (a systemd service starts with 1024).
+pub fn default_max_cached_sessions() -> usize {
+    const MAX: usize = 1024;
+    #[cfg(unix)]
+    {
+        use rustix::process::{getrlimit, Resource};
+        match getrlimit(Resource::Nofile).current {
+            Some(soft) => usize::try_from(soft / 2).unwrap_or(MAX).clamp(16, MAX),
+            None => MAX,
+        }
+    }
+    #[cfg(not(unix))]
+    MAX
 }
 
 impl FsConfig {
@@ -71,7 +89,7 @@ impl FsConfig {
             data_dir: data_dir.into(),
             sync: SyncMode::default(),
             cache_bytes: 32 << 20,
-            max_cached_sessions: 1024,
+            max_cached_sessions: default_max_cached_sessions(),
             compact_min_bytes: COMPACT_MIN_BYTES,
             io: Arc::new(RealIo),
         }
