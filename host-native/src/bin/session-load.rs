@@ -1,6 +1,10 @@
 //! session-load: drives a running session-manager through the engine and reports
 //! `session::append` latency percentiles (sequential) and throughput (concurrent writers, one
-//! session each) next to a no-op function this tool registers itself, measured in the same run.
+//! session each, calling for `--window-secs`) next to a no-op function this tool registers itself,
+//! measured in the same run.
+//!
+//! `--engine-pid` / `--worker-pid` add the CPU time per call of each process in the writers
+//! phases; `--listeners N` binds N no-op functions to `session::message-added` first.
 //!
 //! `--rounds N` repeats everything and prints medians; a second table puts append next to a no-op
 //! carrying append's schemas (iii-sdk and the engine both copy a function's registration, schemas
