@@ -13,7 +13,7 @@ use cucumber::step::Context;
 use cucumber::{then, when};
 use serde_json::json;
 
-use super::harness::{read, repo_root, Harness};
+use super::harness::{read, repo_root, wait_exit, Harness};
 use super::{engine_state, EngineState, III_BIN};
 use crate::world::SessionWorld;
 
@@ -55,14 +55,7 @@ impl Compose {
             return Some(status);
         }
         let _ = Command::new("kill").args(["-TERM", &self.daemon.id().to_string()]).status();
-        let deadline = Instant::now() + DOWN_WITHIN;
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.daemon.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        None
+        wait_exit(&mut self.daemon, DOWN_WITHIN)
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -61,6 +61,20 @@ fn worker_bin() -> PathBuf {
 /// The workspace root: this repository's checkout.
 pub fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root")
+}
+
+/// Polls `child` until it exits or `within` passes; `None`: still running.
+pub fn wait_exit(child: &mut Child, within: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn free_port() -> u16 {
@@ -172,39 +186,40 @@ impl Harness {
         format!("ws://127.0.0.1:{}", self.port)
     }
 
+    /// The worker binary pointed at this engine, run in `dir`, with no inherited compose variables
+    /// and stdin closed.
+    fn worker_command(&self, dir: &Path) -> Command {
+        let mut command = Command::new(worker_bin());
+        command
+            .args(["--url", &self.url()])
+            .current_dir(dir)
+            .env_remove("III_COMPOSE_DIR")
+            .env_remove("III_WORKER_NAME")
+            .env_remove("III_NAMESPACE")
+            .stdin(Stdio::null());
+        command
+    }
+
     /// Runs one more worker process with the same name against this engine (in a directory of its
     /// own) and waits at most `within` for it to exit: its exit code (`None`: still running, then
     /// killed) and everything it printed.
     pub fn run_duplicate_worker(&self, within: Duration) -> (Option<i32>, String) {
         let dir = fresh_dir();
-        let mut child = Command::new(worker_bin())
-            .args(["--url", &self.url()])
-            .current_dir(&dir)
-            .env_remove("III_COMPOSE_DIR")
-            .env_remove("III_WORKER_NAME")
-            .env_remove("III_NAMESPACE")
-            .stdin(Stdio::null())
+        let mut child = self
+            .worker_command(&dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the second session-manager");
-        let deadline = Instant::now() + within;
-        let code = loop {
-            match child.try_wait().expect("wait for the second worker") {
-                Some(status) => break status.code(),
-                None if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-                None => std::thread::sleep(Duration::from_millis(50)),
-            }
-        };
+        let status = wait_exit(&mut child, within);
+        if status.is_none() {
+            let _ = child.kill();
+        }
         let output = child.wait_with_output().expect("second worker output");
         let text = String::from_utf8_lossy(&output.stdout).into_owned()
             + &String::from_utf8_lossy(&output.stderr);
         let _ = std::fs::remove_dir_all(&dir);
-        (code, text)
+        (status.and_then(|s| s.code()), text)
     }
 
     /// Starts the worker process and waits until it answers.
@@ -214,17 +229,11 @@ impl Harness {
             .append(true)
             .open(self.dir.join("worker.log"))
             .expect("worker log");
-        let mut args = vec!["--url".to_string(), self.url()];
+        let mut command = self.worker_command(&self.dir);
         if let Some(seed) = &self.seed {
-            args.extend(["--config".to_string(), seed.display().to_string()]);
+            command.arg("--config").arg(seed);
         }
-        let child = Command::new(worker_bin())
-            .args(&args)
-            .current_dir(&self.dir)
-            .env_remove("III_COMPOSE_DIR")
-            .env_remove("III_WORKER_NAME")
-            .env_remove("III_NAMESPACE")
-            .stdin(Stdio::null())
+        let child = command
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
             .spawn()
