@@ -38,10 +38,10 @@ pub async fn call(iii: &IIIClient, function_id: &str, payload: Value) -> Result<
             Ok(value) => return Ok(value),
             Err(e) if is_not_found(&e) => return Err(e),
             Err(e @ Error::RegistrationRejected { .. }) => return Err(e),
-            Err(_) if iii.fatal_error().is_some() => {
-                return Err(iii.fatal_error().unwrap_or(Error::Timeout));
-            }
             Err(e) => {
+                if let Some(fatal) = iii.fatal_error() {
+                    return Err(fatal);
+                }
                 tracing::warn!("{function_id} attempt {attempt}/{ATTEMPTS} failed: {e}");
                 last = e;
             }
