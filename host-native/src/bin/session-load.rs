@@ -286,7 +286,7 @@ fn fsync_probe(dir: &std::path::Path, n: usize) -> Vec<u64> {
     lat
 }
 
-/// The measured phases of a round, in order.
+/// The measured phases of a round, in the order of [`Round::failed`].
 const PHASES: [&str; 8] = [
     "no-op sequential",
     "append sequential",
@@ -312,8 +312,15 @@ struct Round {
     fsync: Option<f64>,
     /// The writers phases, in the order of [`WRITER_PHASES`].
     writers: [Phase; 4],
+    /// Failed calls of the sequential phases (the first four of [`PHASES`]).
+    sequential_failed: [usize; 4],
+}
+
+impl Round {
     /// Failed calls per phase, in the order of [`PHASES`].
-    failed: [usize; 8],
+    fn failed(&self) -> impl Iterator<Item = usize> + '_ {
+        self.sequential_failed.iter().copied().chain(self.writers.iter().map(|w| w.failed))
+    }
 }
 
 async fn round(iii: &IIIClient, args: &Args) -> Round {
@@ -342,16 +349,7 @@ async fn round(iii: &IIIClient, args: &Args) -> Round {
         noop_schema: pct(&noop_schema, 0.5),
         fsync,
         writers: [noop_w, schema_w, append_w, get_w],
-        failed: [
-            noop_failed,
-            append_failed,
-            get_failed,
-            schema_failed,
-            noop_w.failed,
-            schema_w.failed,
-            append_w.failed,
-            get_w.failed,
-        ],
+        sequential_failed: [noop_failed, append_failed, get_failed, schema_failed],
     }
 }
 
@@ -427,17 +425,18 @@ async fn bridged(iii: &IIIClient, bridge_url: &str, args: &Args) {
     let cpu = CpuProbe::new(None, None);
     let main_w = concurrent(iii, "session::append", args.writers, args.window(), &cpu).await;
     let bridge_w = concurrent(&bridge, "session::append", args.writers, args.window(), &cpu).await;
-    let (main_tp, main_cf, br_tp, br_cf) =
-        (main_w.rate, main_w.failed, bridge_w.rate, bridge_w.failed);
     println!(
-        "| {} concurrent writers, {} s each (calls/s) | {main_tp:.0} | {br_tp:.0} | {:.2}× |",
+        "| {} concurrent writers, {} s each (calls/s) | {:.0} | {:.0} | {:.2}× |",
         args.writers,
         args.window_secs,
-        br_tp / main_tp
+        main_w.rate,
+        bridge_w.rate,
+        bridge_w.rate / main_w.rate
     );
     println!(
         "\nfailed calls (timeouts/errors): sequential main {main_failed}, bridge {br_failed}; \
-         concurrent main {main_cf}, bridge {br_cf}"
+         concurrent main {}, bridge {}",
+        main_w.failed, bridge_w.failed
     );
     bridge.shutdown_async().await;
 }
@@ -530,7 +529,11 @@ async fn main() {
         );
     }
     cpu_table(&rounds, &args);
-    let failed: usize = rounds.iter().map(|r| r.failed.iter().sum::<usize>()).sum();
+    let mut per_phase_failed = [0usize; PHASES.len()];
+    for round in &rounds {
+        per_phase_failed.iter_mut().zip(round.failed()).for_each(|(total, f)| *total += f);
+    }
+    let failed: usize = per_phase_failed.iter().sum();
     let completed: f64 = rounds
         .iter()
         .map(|r| r.writers.iter().map(|w| w.rate).sum::<f64>() * args.window_secs)
@@ -538,8 +541,7 @@ async fn main() {
     let calls = rounds.len() * 4 * n + completed as usize;
     let per_phase: Vec<String> = PHASES
         .iter()
-        .enumerate()
-        .map(|(i, phase)| (phase, rounds.iter().map(|r| r.failed[i]).sum::<usize>()))
+        .zip(per_phase_failed)
         .filter(|(_, count)| *count > 0)
         .map(|(phase, count)| format!("{phase} {count}"))
         .collect();
