@@ -2,14 +2,13 @@
 //! binding; then run until SIGTERM / Ctrl-C and flush.
 
 use std::sync::Arc;
-use std::time::Duration;
-
 use iii_sdk::runtime::WorkerMetadata;
 use iii_sdk::{register_worker, InitOptions};
 
 use crate::cli::Cli;
 use crate::configuration;
 use crate::emitter::{Emitter, EngineSink};
+use crate::engine_wait;
 use crate::functions;
 use crate::manifest::DESCRIPTION;
 use crate::runtime::Runtime;
@@ -29,10 +28,12 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     let options = InitOptions { metadata: Some(metadata), ..Default::default() };
     let iii = register_worker(&cli.url, crate::worker::with_telemetry(options));
     crate::nodelay::spawn_keeper();
-    match iii.wait_until_registered(Duration::from_secs(15)).await {
-        Ok(()) => {}
-        Err(e @ iii_sdk::Error::RegistrationRejected { .. }) => return Err(e.to_string()),
-        Err(e) => tracing::warn!("engine at {} not registered yet ({e}); continuing", cli.url),
+    tokio::select! {
+        registered = engine_wait::until_registered(&iii, &cli.url) => registered?,
+        _ = shutdown_signal() => {
+            iii.shutdown_async().await;
+            return Ok(());
+        }
     }
     let config = configuration::boot(&iii, seed).await?;
     let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));

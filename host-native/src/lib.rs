@@ -1,8 +1,8 @@
 //! session-manager host: wires session-core to the iii engine, tokio and the fs / bridge stores.
 //!
-//! The durable fs store ([`fs::FsStore`]) and the worker: [`boot`] connects, reads the
-//! configuration ([`config`], [`configuration`]), registers the trigger types ([`triggers`]) and
-//! the catalog's functions ([`functions`]), which run through [`worker::Worker`] on the live
+//! The durable fs store ([`fs::FsStore`]) and the worker: [`boot`] connects (waiting for the
+//! engine with [`engine_wait`]), reads the configuration ([`config`], [`configuration`]),
+//! registers the trigger types ([`triggers`]) and the catalog's functions ([`functions`]), which run through [`worker::Worker`] on the live
 //! [`runtime::Runtime`] and publish through the [`emitter`]; [`reload`] hot-reloads. The bridge
 //! adapter ([`bridge`]) stores through a main instance on another engine.
 
@@ -15,6 +15,7 @@ pub mod clock;
 pub mod config;
 pub mod configuration;
 pub mod emitter;
+pub mod engine_wait;
 pub mod functions;
 pub mod locks;
 pub mod manifest;
