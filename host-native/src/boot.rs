@@ -2,6 +2,7 @@
 //! binding; then run until SIGTERM / Ctrl-C and flush.
 
 use std::sync::Arc;
+
 use iii_sdk::runtime::WorkerMetadata;
 use iii_sdk::{register_worker, InitOptions};
 
