@@ -23,21 +23,65 @@ cargo build -p session-core --no-default-features --target wasm32-unknown-unknow
 step "tests (engine scenarios are reported skipped unless III_BIN is set)"
 cargo test --workspace --locked
 
+step "README's run command, with --manifest appended (taken from README.md, not copied)"
+run_command="$(bash scripts/readme-command.sh run)"
+echo "+ $run_command --manifest"
+manifest="$(eval "$run_command --manifest")"
+if ! printf '%s\n' "$manifest" | grep -q '^  "name": "session-manager",$'; then
+  printf 'README.md run command did not print the worker manifest:\n%s\n' "$manifest" >&2
+  exit 1
+fi
+echo "README run command works: it printed the session-manager manifest"
+
 # ---- wasm host and web bench (issue 6) ------------------------------------------------------
-# Installs Chromium + chromedriver (Debian), wasm-bindgen-cli at exactly the wasm-bindgen crate's
+# Installs what is absent of Chromium, chromedriver, Node.js and npm (Debian), wasm-bindgen-cli at exactly the wasm-bindgen crate's
 # version and the web bench's npm packages (package-lock.json), then runs the wasm tests
 # (conformance suite + cross-host digest) under Node and headless Chromium, and the Playwright test.
 WASM_BINDGEN_VERSION="0.2.130"
 export PATH="$HOME/.cargo/bin:$PATH"
 
-step "wasm host: system packages (chromium, chromium-driver, node)"
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v npm >/dev/null; then
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver nodejs npm
+step "wasm host: system tools (chromium, chromedriver, node, npm)"
+# Each tool on its own, installed from Debian only when it is absent. Node.js and npm are never
+# installed on top of an existing Node.js: these machines ship one outside Debian's packages, and
+# Debian's `nodejs` / `npm` conflict with it.
+apt_updated=""
+apt_install() {
+  if [ -z "$apt_updated" ]; then
+    apt-get update -qq
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+have() {
+  local tool="$1"
+  if command -v "$tool" >/dev/null; then
+    echo "$tool: present, $(command -v "$tool") ($("$tool" --version 2>/dev/null | head -n 1))"
+  else
+    echo "$tool: absent"
+    return 1
+  fi
+}
+have chromium || apt_install chromium
+have chromedriver || apt_install chromium-driver
+have node || apt_install nodejs npm
+if ! have npm; then
+  # Node.js is here but npm is not: Debian's npm fits only Debian's nodejs.
+  if dpkg-query -W -f='${Version}' nodejs 2>/dev/null | grep -qv nodesource; then
+    apt_install npm
+  else
+    echo "npm is missing beside $(command -v node), which is not Debian's nodejs:" \
+      "install the npm that belongs to that Node.js" >&2
+    exit 1
+  fi
 fi
+for tool in chromium chromedriver node npm; do
+  command -v "$tool" >/dev/null || { echo "$tool: still absent after installing it" >&2; exit 1; }
+done
 
 step "wasm host: wasm-bindgen-cli $WASM_BINDGEN_VERSION"
-if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+wasm_bindgen_found="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')"
+echo "wasm-bindgen: ${wasm_bindgen_found:-absent}"
+if [ "$wasm_bindgen_found" != "$WASM_BINDGEN_VERSION" ]; then
   # --locked can fail when the registry lacks a version the CLI's lockfile pins; then resolve.
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --locked \
     || cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
@@ -62,7 +106,9 @@ bash web-bench/build.sh
 # runs 20 s from its committed seeds (new inputs go to a temp corpus); a crash fails the build.
 CARGO_FUZZ_VERSION="0.13.2"
 step "fuzz: cargo-fuzz $CARGO_FUZZ_VERSION and a 20 s smoke run of each target"
-if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$CARGO_FUZZ_VERSION" ]; then
+cargo_fuzz_found="$(cargo fuzz --version 2>/dev/null | awk '{print $2}')"
+echo "cargo-fuzz: ${cargo_fuzz_found:-absent}"
+if [ "$cargo_fuzz_found" != "$CARGO_FUZZ_VERSION" ]; then
   cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
 fi
 FUZZ_CORPUS="$(mktemp -d)"
