@@ -1,9 +1,10 @@
 //! Golden schema test: owns the check that the catalog (ids, descriptions, metadata and every
 //! request / response / trigger-config JSON Schema) matches `spec/agent-api-reference.json`.
 //!
-//! Schemas are compared semantically: JSON value equality (key order never matters, numbers compare
-//! by value so `0.0 == 0`), except that arrays under `required` and `enum` are compared as sets. Every mismatch of every function and
-//! trigger is collected and reported at once, as JSON-pointer paths with both values.
+//! Schemas are compared as JSON values (key order never matters) with numbers compared by their
+//! text (`0.0` is not `0`), except that arrays under `required` and `enum` are compared as sets.
+//! Every mismatch of every function and trigger is collected and reported at once, as JSON-pointer
+//! paths with both values.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -88,9 +89,9 @@ fn diff(
                 diff(&format!("{path}/{i}"), None, a.get(i), b.get(i), out);
             }
         }
-        // JSON numbers are equal when mathematically equal: schemars writes `minimum: 0.0`, the
-        // reference (serialized by the engine) `minimum: 0`.
-        (Some(Value::Number(a)), Some(Value::Number(b))) if a.as_f64() == b.as_f64() => {}
+        // Numbers compare by their text: a registration that writes `0.0` where the reference
+        // writes `0` is a change to a client that diffs registrations.
+        (Some(Value::Number(a)), Some(Value::Number(b))) if a.to_string() == b.to_string() => {}
         (a, b) if a == b => {}
         (a, b) => out.push(format!("{path}: ours={} reference={}", show(a), show(b))),
     }
@@ -210,10 +211,13 @@ fn trigger_schemas_match_reference() {
 }
 
 #[test]
-fn differ_ignores_set_order_and_number_form_but_reports_paths() {
-    let ours = serde_json::json!({"required": ["a", "b"], "minimum": 0.0, "p": {"x/y": [1, 2]}});
+fn differ_ignores_set_order_but_not_number_text_and_reports_paths() {
+    let ours = serde_json::json!({"required": ["a", "b"], "minimum": 0, "p": {"x/y": [1, 2]}});
     let same = serde_json::json!({"minimum": 0, "required": ["b", "a"], "p": {"x/y": [1, 2]}});
     assert!(differences("", &ours, &same).is_empty());
+    let float = serde_json::json!({"minimum": 0.0, "required": ["b", "a"], "p": {"x/y": [1, 2]}});
+    let lines = differences("", &ours, &float);
+    assert_eq!(lines, ["/minimum: ours=0 reference=0.0"], "{lines:#?}");
     let other = serde_json::json!({"required": ["a", "c"], "minimum": 0, "p": {"x/y": [2]}});
     let lines = differences("s", &ours, &other);
     assert_eq!(lines.len(), 3, "{lines:#?}");

@@ -78,12 +78,41 @@ pub struct TriggerType {
     pub config_schema: fn() -> Value,
 }
 
-/// The draft-07 root schema of `T`, exactly as iii-sdk 0.24 derives it at registration.
+/// The draft-07 root schema of `T`, exactly as iii-sdk 0.24 derives it (trigger types register
+/// theirs that way, from the type).
 #[cfg(feature = "schema")]
-pub fn schema_of<T: schemars::JsonSchema>() -> Value {
+pub fn derived_schema_of<T: schemars::JsonSchema>() -> Value {
     let root =
         schemars::gen::SchemaSettings::draft07().into_generator().into_root_schema_for::<T>();
     serde_json::to_value(root).unwrap_or(Value::Null)
+}
+
+/// The schema a function registers: [`derived_schema_of`] with every integral number written as
+/// an integer, as the reference writes it (schemars writes `"minimum": 0.0`, the reference `0`),
+/// so a registration equals the reference to the letter.
+#[cfg(feature = "schema")]
+pub fn schema_of<T: schemars::JsonSchema>() -> Value {
+    let mut schema = derived_schema_of::<T>();
+    integral_numbers_as_integers(&mut schema);
+    schema
+}
+
+/// Rewrites `0.0` as `0` (any float with no fraction that an `i64` holds exactly), in place.
+#[cfg(feature = "schema")]
+fn integral_numbers_as_integers(value: &mut Value) {
+    /// 2^53: past it an `f64` no longer holds every integer.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f.fract() == 0.0 && f.abs() <= EXACT {
+                *n = serde_json::Number::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers_as_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_numbers_as_integers),
+        _ => {}
+    }
 }
 
 /// Decodes a request; `null` counts as `{}`. Requests are JSON objects: anything else (serde
@@ -328,7 +357,7 @@ macro_rules! triggers {
                 description: $desc,
                 config_type: stringify!($Config),
                 #[cfg(feature = "schema")]
-                config_schema: schema_of::<$Config>,
+                config_schema: derived_schema_of::<$Config>,
             },
         )*];
     };
@@ -349,4 +378,38 @@ triggers! {
         "A session and its entries were removed.";
     crate::events::STORE_EVENTS, StoreEventsBindingConfig,
         "Internal: event-envelope feed for bridged session-manager instances. Not for direct consumption — bind the six public session::* types instead.";
+}
+
+#[cfg(all(test, feature = "schema"))]
+mod schema_number_tests {
+    use super::*;
+
+    fn floats(value: &Value, path: &str, out: &mut alloc::vec::Vec<alloc::string::String>) {
+        match value {
+            Value::Number(n) if n.is_f64() => out.push(format!("{path}={n}")),
+            Value::Array(items) => {
+                items.iter().enumerate().for_each(|(i, v)| floats(v, &format!("{path}/{i}"), out))
+            }
+            Value::Object(map) => {
+                map.iter().for_each(|(k, v)| floats(v, &format!("{path}/{k}"), out))
+            }
+            _ => {}
+        }
+    }
+
+    /// schemars writes `minimum: 0.0`; what a function registers writes `0`, like the reference.
+    #[test]
+    fn registered_schemas_write_integral_numbers_as_integers() {
+        let derived = derived_schema_of::<AppendRequest>().to_string();
+        assert!(derived.contains("\"minimum\":0.0"), "schemars no longer writes 0.0: {derived}");
+        let mut found = alloc::vec::Vec::new();
+        for op in OPERATIONS {
+            floats(&(op.request_schema)(), &format!("{} request", op.id), &mut found);
+            floats(&(op.response_schema)(), &format!("{} response", op.id), &mut found);
+        }
+        for trigger in TRIGGER_TYPES {
+            floats(&(trigger.config_schema)(), &format!("{} config", trigger.id), &mut found);
+        }
+        assert!(found.is_empty(), "float numbers in registered schemas: {found:?}");
+    }
 }
