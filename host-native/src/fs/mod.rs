@@ -8,13 +8,13 @@
 //!   tmp + rename rewrite. Attachment writes are ordered around that commit point: puts before it
 //!   (a crash leaves only unreachable files), single deletes after it, and a session delete
 //!   trashes the folder first and rolls it back on open if the log never went away
-//!   ([`attachments`]).
+//!   (`attachments.rs`).
 //! * **Durability:** [`SyncMode`]; the default `group` flushes before answering; concurrent
-//!   writers' flushes are committed together by the file system's journal ([`sync`]).
-//! * **Concurrency:** one [`session::Slot`] (mutex + cached state) per session in a sharded map:
+//!   writers' flushes are committed together by the file system's journal (`sync.rs`).
+//! * **Concurrency:** one `session::Slot` (mutex + cached state) per session in a sharded map:
 //!   readers and writers of different sessions never wait for each other.
 //! * **Memory:** sessions load on first touch; an LRU pass evicts idle sessions past the budget.
-//! * **Listing:** [`catalog`]; **compaction:** when a file exceeds twice its live snapshot.
+//! * **Listing:** `catalog.rs`; **compaction:** when a file exceeds twice its live snapshot.
 
 mod attachments;
 mod catalog;
