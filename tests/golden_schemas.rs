@@ -125,11 +125,13 @@ fn assert_no_mismatches(what: &str, mismatches: &BTreeMap<String, Vec<String>>) 
 fn catalog_is_complete() {
     let reference = reference();
     let mut problems = Vec::new();
+    // The reference decides how many there are (41 functions, 7 trigger types in the seed): the
+    // catalog must list exactly its ids, each once.
     let sections = [
-        ("functions", OPERATIONS.iter().map(|op| op.id).collect::<Vec<_>>(), 41),
-        ("triggers", TRIGGER_TYPES.iter().map(|t| t.id).collect::<Vec<_>>(), 7),
+        ("functions", OPERATIONS.iter().map(|op| op.id).collect::<Vec<_>>()),
+        ("triggers", TRIGGER_TYPES.iter().map(|t| t.id).collect::<Vec<_>>()),
     ];
-    for (section, ours, expected) in sections {
+    for (section, ours) in sections {
         let theirs: BTreeSet<&str> =
             reference_entries(&reference, section).keys().copied().collect();
         let ours_set: BTreeSet<&str> = ours.iter().copied().collect();
@@ -141,13 +143,6 @@ fn catalog_is_complete() {
         }
         for id in theirs.difference(&ours_set) {
             problems.push(format!("{section}: `{id}` is in the reference but not in the catalog"));
-        }
-        if theirs.len() != expected || ours.len() != expected {
-            problems.push(format!(
-                "{section}: expected {expected}, reference has {}, catalog has {}",
-                theirs.len(),
-                ours.len()
-            ));
         }
     }
     assert!(problems.is_empty(), "catalog and reference disagree:\n  {}", problems.join("\n  "));

@@ -53,11 +53,73 @@ impl Flags {
     }
 }
 
+/// Which session a call must hold the lock of while it runs (contract §0.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKey {
+    /// None: reads, `session::create` (its id is new) and the operator functions.
+    None,
+    /// The request's `session_id`.
+    SessionId,
+    /// The request's `session_id`, else its `meta.session_id` (the store protocol's writes).
+    SessionIdOrMeta,
+}
+
+/// What a function touches of a session's attachments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attachments {
+    /// Nothing.
+    None,
+    /// Attachment metadata or files, but no bytes in the request (get, list, delete).
+    Files,
+    /// The request carries the bytes (base64): its size budget follows `max_attachment_bytes`.
+    BytesInRequest,
+}
+
+/// What a call does, declared once per function in the catalog; hosts read these instead of
+/// guessing from the function id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effects {
+    /// Whether it may change stored state.
+    pub writes: bool,
+    pub lock: LockKey,
+    pub attachments: Attachments,
+}
+
+impl Effects {
+    /// A read of sessions or entries.
+    pub const READ: Effects =
+        Effects { writes: false, lock: LockKey::None, attachments: Attachments::None };
+    /// A read of attachment metadata or bytes (file IO).
+    pub const READ_FILES: Effects = Effects { attachments: Attachments::Files, ..Effects::READ };
+    /// A write of one named session, under its lock.
+    pub const WRITE: Effects =
+        Effects { writes: true, lock: LockKey::SessionId, attachments: Attachments::None };
+    /// A write of one named session's attachment files, under its lock.
+    pub const WRITE_FILES: Effects = Effects { attachments: Attachments::Files, ..Effects::WRITE };
+    /// A write that carries attachment bytes, under the session's lock.
+    pub const WRITE_BYTES: Effects =
+        Effects { attachments: Attachments::BytesInRequest, ..Effects::WRITE };
+    /// A write of a session nobody can name yet (`session::create`): no lock.
+    pub const CREATE: Effects = Effects { lock: LockKey::None, ..Effects::WRITE };
+    /// A store-protocol write: locks `session_id`, else `meta.session_id`.
+    pub const STORE_WRITE: Effects = Effects { lock: LockKey::SessionIdOrMeta, ..Effects::WRITE };
+    /// A store-protocol write of attachment files.
+    pub const STORE_WRITE_FILES: Effects =
+        Effects { attachments: Attachments::Files, ..Effects::STORE_WRITE };
+    /// A store-protocol write that carries attachment bytes.
+    pub const STORE_WRITE_BYTES: Effects =
+        Effects { attachments: Attachments::BytesInRequest, ..Effects::STORE_WRITE };
+    /// Served by the host and changes its state (the configuration reload), no session lock.
+    pub const HOST_WRITE: Effects = Effects { lock: LockKey::None, ..Effects::WRITE };
+}
+
 /// One function of the catalog.
 #[derive(Debug, Clone, Copy)]
 pub struct Operation {
     pub id: &'static str,
     pub kind: OpKind,
+    /// What a call does: writes, the lock it takes, attachment bytes.
+    pub effects: Effects,
     pub description: &'static str,
     /// Rust names of the request and response types (schema titles).
     pub request_type: &'static str,
@@ -160,13 +222,14 @@ fn host_only<R>(id: &str) -> Result<Outcome<R>> {
 }
 
 macro_rules! catalog {
-    ($( $id:literal, $kind:ident, $Req:ty => $Resp:ty, $desc:literal,
+    ($( $id:literal, $kind:ident / $effects:ident, $Req:ty => $Resp:ty, $desc:literal,
         |$s:ident, $e:ident, $r:ident| $body:expr; )*) => {
         /// Every function, in registration order.
         pub const OPERATIONS: &[Operation] = &[$(
             Operation {
                 id: $id,
                 kind: OpKind::$kind,
+                effects: Effects::$effects,
                 description: $desc,
                 request_type: stringify!($Req),
                 response_type: stringify!($Resp),
@@ -188,7 +251,7 @@ macro_rules! catalog {
         ) -> Option<Result<Outcome<Value>>> {
             match id {
                 $( $id => Some((|| {
-                    let budget = crate::limits::request_budget($id, &env.limits);
+                    let budget = crate::limits::request_budget(Effects::$effects, &env.limits);
                     let $r: $Req = decode_request_within(payload, budget)?;
                     let ($s, $e) = (store, env);
                     let outcome: Outcome<$Resp> = $body?;
@@ -201,127 +264,127 @@ macro_rules! catalog {
 }
 
 catalog! {
-    "session::create", Mutation, CreateRequest => CreateResponse,
+    "session::create", Mutation / CREATE, CreateRequest => CreateResponse,
         "Create a session at status idle; fires session::created.",
         |s, e, r| ops::create::decide(s, e, r)?.execute(s);
-    "session::ensure", Mutation, EnsureRequest => EnsureResponse,
+    "session::ensure", Mutation / WRITE, EnsureRequest => EnsureResponse,
         "Idempotently ensure a session with a given id exists; fires session::created only when it creates.",
         |s, e, r| ops::ensure::decide(s, e, r)?.execute(s);
-    "session::get", Read, GetRequest => Option<GetResponse>,
+    "session::get", Read / READ, GetRequest => Option<GetResponse>,
         "Read one session's metadata (null when unknown).",
         |s, e, r| ops::get::decide(s, r)?.execute(s);
-    "session::list", Read, ListRequest => ListResponse,
+    "session::list", Read / READ, ListRequest => ListResponse,
         "List sessions with pagination, ordering, and status/metadata filters.",
         |s, e, r| ops::list::decide(s, e, r)?.execute(s);
-    "session::set-meta", Mutation, SetMetaRequest => SetMetaResponse,
+    "session::set-meta", Mutation / WRITE, SetMetaRequest => SetMetaResponse,
         "Update a session's title/description/metadata; fires session::meta-updated.",
         |s, e, r| ops::set_meta::decide(s, e, r)?.execute(s);
-    "session::set-status", Mutation, SetStatusRequest => SetStatusResponse,
+    "session::set-status", Mutation / WRITE, SetStatusRequest => SetStatusResponse,
         "Set status idle/working/done/error; fires session::status-changed (no-op when unchanged).",
         |s, e, r| ops::set_status::decide(s, e, r)?.execute(s);
-    "session::set-draft", Mutation, SetDraftRequest => SetDraftResponse,
+    "session::set-draft", Mutation / WRITE, SetDraftRequest => SetDraftResponse,
         "Park (or clear) the session's unsent composer input — text and attachment ids; event-silent, read back on SessionMeta.draft / draft_attachments.",
         |s, e, r| ops::set_draft::decide(s, r)?.execute(s);
-    "session::delete", Mutation, DeleteRequest => DeleteResponse,
+    "session::delete", Mutation / WRITE_FILES, DeleteRequest => DeleteResponse,
         "Delete a session and its entries; fires session::deleted.",
         |s, e, r| ops::delete::decide(s, e, r)?.execute(s);
-    "session::append", Mutation, AppendRequest => AppendResponse,
+    "session::append", Mutation / WRITE, AppendRequest => AppendResponse,
         "Append one entry (idempotent on entry_id); fires session::message-added.",
         |s, e, r| ops::append::decide(s, e, r)?.execute(s);
-    "session::append-many", Mutation, AppendManyRequest => AppendManyResponse,
+    "session::append-many", Mutation / WRITE, AppendManyRequest => AppendManyResponse,
         "Append several message entries in order; fires session::message-added per entry.",
         |s, e, r| ops::append_many::decide(s, e, r)?.execute(s);
-    "session::update-message", Mutation, UpdateMessageRequest => UpdateMessageResponse,
+    "session::update-message", Mutation / WRITE, UpdateMessageRequest => UpdateMessageResponse,
         "Replace a message entry's content (optimistic concurrency via expected_revision); fires session::message-updated.",
         |s, e, r| ops::update_message::decide(s, e, r)?.execute(s);
-    "session::get-message", Read, GetMessageRequest => Option<GetMessageResponse>,
+    "session::get-message", Read / READ, GetMessageRequest => Option<GetMessageResponse>,
         "Read a single entry by id (null when unknown).",
         |s, e, r| ops::get_message::decide(s, r)?.execute(s);
-    "session::messages", Read, MessagesRequest => MessagesResponse,
+    "session::messages", Read / READ, MessagesRequest => MessagesResponse,
         "Load the active path as messages with entry ids, oldest first; pagination and role filtering.",
         |s, e, r| ops::messages::decide(s, e, r)?.execute(s);
-    "session::messages-range", Read, MessagesRangeRequest => MessagesRangeResponse,
+    "session::messages-range", Read / READ, MessagesRangeRequest => MessagesRangeResponse,
         "Full entries for a span (from/to) or list (entry_ids) of the active path — how a reader fetches the calls a collapsed run left out.",
         |s, e, r| ops::messages_range::decide(s, e, r)?.execute(s);
-    "session::messages-tail", Read, MessagesTailRequest => MessagesTailResponse,
+    "session::messages-tail", Read / READ, MessagesTailRequest => MessagesTailResponse,
         "Newest page of the active path, walking backwards in block-aligned pages (a tool run never splits) with activity runs collapsed to placeholders; the reader a chat UI opens a session with.",
         |s, e, r| ops::messages_tail::decide(s, e, r)?.execute(s);
-    "session::fork", Mutation, ForkRequest => ForkResponse,
+    "session::fork", Mutation / WRITE, ForkRequest => ForkResponse,
         "Copy history up to an entry into a new session (copy-on-fork); fires session::created.",
         |s, e, r| ops::fork::decide(s, e, r)?.execute(s);
-    "session::set-active-leaf", Mutation, SetActiveLeafRequest => SetActiveLeafResponse,
+    "session::set-active-leaf", Mutation / WRITE, SetActiveLeafRequest => SetActiveLeafResponse,
         "Move the active path to end at a given entry (branch switch).",
         |s, e, r| ops::set_active_leaf::decide(s, r)?.execute(s);
-    "session::put-attachment", Mutation, PutAttachmentRequest => PutAttachmentResponse,
+    "session::put-attachment", Mutation / WRITE_BYTES, PutAttachmentRequest => PutAttachmentResponse,
         "Store an attachment's original bytes (base64) for a session and return the `file` content block that references it; event-silent.",
         |s, e, r| ops::attachments::put(s, e, r)?.execute(s);
-    "session::get-attachment", Read, GetAttachmentRequest => Option<GetAttachmentResponse>,
+    "session::get-attachment", Read / READ_FILES, GetAttachmentRequest => Option<GetAttachmentResponse>,
         "Read one stored attachment's metadata and bytes (null when unknown).",
         |s, e, r| ops::attachments::get(s, r)?.execute(s);
-    "session::list-attachments", Read, ListAttachmentsRequest => ListAttachmentsResponse,
+    "session::list-attachments", Read / READ_FILES, ListAttachmentsRequest => ListAttachmentsResponse,
         "List the metadata of every attachment stored for a session.",
         |s, e, r| ops::attachments::list(s, r)?.execute(s);
-    "session::delete-attachment", Mutation, DeleteAttachmentRequest => DeleteAttachmentResponse,
+    "session::delete-attachment", Mutation / WRITE_FILES, DeleteAttachmentRequest => DeleteAttachmentResponse,
         "Delete one stored attachment no transcript entry references (e.g. a chip removed from the composer); also drops it from the draft. Event-silent.",
         |s, e, r| ops::attachments::delete(s, r)?.execute(s);
-    "session::config-status", Operator, ConfigStatusRequest => ReloadStatus,
+    "session::config-status", Operator / READ, ConfigStatusRequest => ReloadStatus,
         "Report the last configuration hot-reload outcome: last_outcome (applied|rejected), last_error, and rejected_reloads (count since boot). A rejected outcome or non-zero count means a stored config was refused and the active storage adapter diverged from the central store. Takes no arguments.",
         |s, e, r| host_only::<ReloadStatus>("session::config-status");
-    "session::on-config-change", Operator, OnConfigChangeEvent => OnConfigChangeResponse,
+    "session::on-config-change", Operator / HOST_WRITE, OnConfigChangeEvent => OnConfigChangeResponse,
         "Internal: hot-reload session-manager from the authoritative configuration when it changes — rebuilds the storage adapter and event plumbing on an adapter change (replaying current state to subscribers) and swaps the list limits otherwise.",
         |s, e, r| host_only::<OnConfigChangeResponse>("session::on-config-change");
-    "session::store::commit-append", StoreProtocol, proto::CommitAppendRequest => proto::CommitAppendResponse,
+    "session::store::commit-append", StoreProtocol / STORE_WRITE, proto::CommitAppendRequest => proto::CommitAppendResponse,
         "Internal store protocol: atomically commit one session append.",
         |s, e, r| sp::commit_append(s, r).map(Outcome::silent);
-    "session::store::delete-active-leaf", StoreProtocol, proto::SessionIdRequest => proto::OkResponse,
+    "session::store::delete-active-leaf", StoreProtocol / STORE_WRITE, proto::SessionIdRequest => proto::OkResponse,
         "Internal store protocol: clear a session's active leaf pointer.",
         |s, e, r| sp::delete_active_leaf(s, r).map(Outcome::silent);
-    "session::store::delete-attachment", StoreProtocol, proto::AttachmentIdRequest => proto::DeletedResponse,
+    "session::store::delete-attachment", StoreProtocol / STORE_WRITE_FILES, proto::AttachmentIdRequest => proto::DeletedResponse,
         "Internal store protocol: delete one attachment (deleted: false when unknown).",
         |s, e, r| sp::delete_attachment(s, r).map(Outcome::silent);
-    "session::store::delete-attachments", StoreProtocol, proto::SessionIdRequest => proto::OkResponse,
+    "session::store::delete-attachments", StoreProtocol / STORE_WRITE_FILES, proto::SessionIdRequest => proto::OkResponse,
         "Internal store protocol: delete every attachment of a session.",
         |s, e, r| sp::delete_attachments(s, r).map(Outcome::silent);
-    "session::store::delete-entries", StoreProtocol, proto::SessionIdRequest => proto::OkResponse,
+    "session::store::delete-entries", StoreProtocol / STORE_WRITE, proto::SessionIdRequest => proto::OkResponse,
         "Internal store protocol: delete every entry of a session.",
         |s, e, r| sp::delete_entries(s, r).map(Outcome::silent);
-    "session::store::delete-meta", StoreProtocol, proto::SessionIdRequest => proto::OkResponse,
+    "session::store::delete-meta", StoreProtocol / STORE_WRITE, proto::SessionIdRequest => proto::OkResponse,
         "Internal store protocol: delete one SessionMeta.",
         |s, e, r| sp::delete_meta(s, r).map(Outcome::silent);
-    "session::store::get-active-leaf", StoreProtocol, proto::SessionIdRequest => proto::ActiveLeafResponse,
+    "session::store::get-active-leaf", StoreProtocol / READ, proto::SessionIdRequest => proto::ActiveLeafResponse,
         "Internal store protocol: read a session's active leaf pointer.",
         |s, e, r| sp::get_active_leaf(s, r).map(Outcome::silent);
-    "session::store::get-attachment", StoreProtocol, proto::AttachmentIdRequest => Option<proto::StoredAttachment>,
+    "session::store::get-attachment", StoreProtocol / READ_FILES, proto::AttachmentIdRequest => Option<proto::StoredAttachment>,
         "Internal store protocol: read one attachment (metadata + base64 bytes; null when unknown).",
         |s, e, r| sp::get_attachment(s, r).map(Outcome::silent);
-    "session::store::get-entry", StoreProtocol, proto::EntryIdRequest => Option<SessionEntry>,
+    "session::store::get-entry", StoreProtocol / READ, proto::EntryIdRequest => Option<SessionEntry>,
         "Internal store protocol: read one SessionEntry (null when unknown).",
         |s, e, r| sp::get_entry(s, r).map(Outcome::silent);
-    "session::store::get-meta", StoreProtocol, proto::SessionIdRequest => Option<SessionMeta>,
+    "session::store::get-meta", StoreProtocol / READ, proto::SessionIdRequest => Option<SessionMeta>,
         "Internal store protocol: read one SessionMeta (null when unknown).",
         |s, e, r| sp::get_meta(s, r).map(Outcome::silent);
-    "session::store::list-attachments", StoreProtocol, proto::SessionIdRequest => proto::ListAttachmentsResponse,
+    "session::store::list-attachments", StoreProtocol / READ_FILES, proto::SessionIdRequest => proto::ListAttachmentsResponse,
         "Internal store protocol: list every attachment's metadata of a session.",
         |s, e, r| sp::list_attachments(s, r).map(Outcome::silent);
-    "session::store::list-entries", StoreProtocol, proto::SessionIdRequest => proto::ListEntriesResponse,
+    "session::store::list-entries", StoreProtocol / READ, proto::SessionIdRequest => proto::ListEntriesResponse,
         "Internal store protocol: list every entry of a session.",
         |s, e, r| sp::list_entries(s, r).map(Outcome::silent);
-    "session::store::list-metas", StoreProtocol, proto::ListMetasRequest => proto::ListMetasResponse,
+    "session::store::list-metas", StoreProtocol / READ, proto::ListMetasRequest => proto::ListMetasResponse,
         "Internal store protocol: list every SessionMeta.",
         |s, e, r| sp::list_metas(s, r).map(Outcome::silent);
-    "session::store::publish-events", StoreProtocol, proto::PublishEventsRequest => proto::PublishEventsResponse,
+    "session::store::publish-events", StoreProtocol / READ, proto::PublishEventsRequest => proto::PublishEventsResponse,
         "Internal store protocol: ingest a bridged instance's event envelopes and fan them out to local subscribers and every attached bridge.",
         |s, e, r| Ok::<_, SessionError>(sp::publish_events(r));
-    "session::store::put-attachment", StoreProtocol, proto::PutAttachmentRequest => proto::OkResponse,
+    "session::store::put-attachment", StoreProtocol / STORE_WRITE_BYTES, proto::PutAttachmentRequest => proto::OkResponse,
         "Internal store protocol: write one attachment (metadata + base64 bytes).",
         |s, e, r| sp::put_attachment(s, r).map(Outcome::silent);
-    "session::store::put-entry", StoreProtocol, proto::PutEntryRequest => proto::OkResponse,
+    "session::store::put-entry", StoreProtocol / STORE_WRITE, proto::PutEntryRequest => proto::OkResponse,
         "Internal store protocol: write one SessionEntry.",
         |s, e, r| sp::put_entry(s, r).map(Outcome::silent);
-    "session::store::put-meta", StoreProtocol, proto::PutMetaRequest => proto::OkResponse,
+    "session::store::put-meta", StoreProtocol / STORE_WRITE, proto::PutMetaRequest => proto::OkResponse,
         "Internal store protocol: write one SessionMeta.",
         |s, e, r| sp::put_meta(s, r).map(Outcome::silent);
-    "session::store::set-active-leaf", StoreProtocol, proto::EntryIdRequest => proto::OkResponse,
+    "session::store::set-active-leaf", StoreProtocol / STORE_WRITE, proto::EntryIdRequest => proto::OkResponse,
         "Internal store protocol: move a session's active leaf pointer.",
         |s, e, r| sp::set_active_leaf(s, r).map(Outcome::silent);
 }
@@ -360,7 +423,26 @@ macro_rules! triggers {
                 config_schema: derived_schema_of::<$Config>,
             },
         )*];
+
+        /// Calls `visitor` once per trigger type, in [`TRIGGER_TYPES`] order, with its config type:
+        /// how a host registers each trigger type with a typed config schema without naming the
+        /// types itself.
+        #[cfg(feature = "schema")]
+        pub fn visit_trigger_types(visitor: &mut impl TriggerConfigVisitor) {
+            let mut types = TRIGGER_TYPES.iter();
+            $( if let Some(trigger) = types.next() {
+                visitor.visit::<$Config>(trigger);
+            } )*
+        }
     };
+}
+
+/// Does something with one trigger type and its binding-config type ([`visit_trigger_types`]).
+#[cfg(feature = "schema")]
+pub trait TriggerConfigVisitor {
+    fn visit<C>(&mut self, trigger: &'static TriggerType)
+    where
+        C: schemars::JsonSchema + Serialize + DeserializeOwned + 'static;
 }
 
 triggers! {
@@ -411,5 +493,38 @@ mod schema_number_tests {
             floats(&(trigger.config_schema)(), &format!("{} config", trigger.id), &mut found);
         }
         assert!(found.is_empty(), "float numbers in registered schemas: {found:?}");
+    }
+}
+
+#[cfg(test)]
+mod effects_tests {
+    use super::*;
+
+    /// The declared effects agree with the kinds: reads never write or lock, public mutations
+    /// lock their session (but `create`), store writes lock `session_id` or `meta.session_id`,
+    /// and only the two `put-attachment` functions carry bytes.
+    #[test]
+    fn effects_agree_with_kinds() {
+        for op in OPERATIONS {
+            let fx = op.effects;
+            match op.kind {
+                OpKind::Read => assert!(!fx.writes && fx.lock == LockKey::None, "{}", op.id),
+                OpKind::Mutation => {
+                    let lock =
+                        if op.id == "session::create" { LockKey::None } else { LockKey::SessionId };
+                    assert!(fx.writes && fx.lock == lock, "{}", op.id);
+                }
+                OpKind::StoreProtocol => {
+                    let lock = if fx.writes { LockKey::SessionIdOrMeta } else { LockKey::None };
+                    assert_eq!(fx.lock, lock, "{}", op.id);
+                }
+                OpKind::Operator => assert_eq!(fx.lock, LockKey::None, "{}", op.id),
+            }
+            let bytes = fx.attachments == Attachments::BytesInRequest;
+            assert_eq!(bytes, op.id.ends_with("::put-attachment"), "{}", op.id);
+            if op.id.contains("attachment") {
+                assert_ne!(fx.attachments, Attachments::None, "{}", op.id);
+            }
+        }
     }
 }

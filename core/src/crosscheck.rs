@@ -173,31 +173,9 @@ pub struct Generator {
     entries: Vec<(String, String)>,
     attachments: Vec<(String, String)>,
     cursor: Option<String>,
+    /// [`public_functions`], in catalog order (the first creates).
+    functions: Vec<&'static str>,
 }
-
-const FUNCTIONS: [&str; 21] = [
-    "session::create",
-    "session::ensure",
-    "session::get",
-    "session::list",
-    "session::set-meta",
-    "session::set-status",
-    "session::set-draft",
-    "session::delete",
-    "session::append",
-    "session::append-many",
-    "session::update-message",
-    "session::get-message",
-    "session::messages",
-    "session::messages-range",
-    "session::messages-tail",
-    "session::fork",
-    "session::set-active-leaf",
-    "session::put-attachment",
-    "session::get-attachment",
-    "session::list-attachments",
-    "session::delete-attachment",
-];
 
 /// 78 bytes of base64: over [`LIMITS`]'s attachment cap.
 const BIG: &str = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVpBQkNERUZHSElKS0xNTk9QUVJTVFVWV1hZWkFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFla";
@@ -211,6 +189,7 @@ impl Generator {
             entries: Vec::new(),
             attachments: Vec::new(),
             cursor: None,
+            functions: public_functions().collect(),
         }
     }
 
@@ -314,9 +293,10 @@ impl Generator {
     /// The next call of the sequence (the first one always creates a session).
     pub fn next_call(&mut self) -> (&'static str, Value) {
         let function_id = if self.sessions.is_empty() && !self.chance(10) {
-            FUNCTIONS[0]
+            self.functions[0]
         } else {
-            FUNCTIONS[self.below(21) as usize]
+            let pick = self.below(self.functions.len() as u64) as usize;
+            self.functions[pick]
         };
         let sid = self.session();
         let request = match function_id {

@@ -7,6 +7,7 @@ use alloc::format;
 use alloc::vec::Vec;
 use serde_json::Value;
 
+use crate::catalog::{Attachments, Effects};
 use crate::env::Limits;
 use crate::error::{Result, SessionError};
 use crate::jsonl::enc;
@@ -47,10 +48,11 @@ const ID_POINTERS: &[&str] = &[
 /// Arrays of ids.
 const ID_LIST_POINTERS: &[&str] = &["/entry_ids", "/attachment_ids"];
 
-/// The size budget of a request to function `id`: [`MAX_REQUEST_BYTES`], or for the two
-/// `put-attachment` functions enough for `max_attachment_bytes` in base64 plus 64 KiB.
-pub fn request_budget(id: &str, limits: &Limits) -> usize {
-    if !id.ends_with("::put-attachment") {
+/// The size budget of a request to a function with these catalog [`Effects`]:
+/// [`MAX_REQUEST_BYTES`], or for one that carries attachment bytes (the two `put-attachment`
+/// functions) enough for `max_attachment_bytes` in base64 plus 64 KiB.
+pub fn request_budget(effects: Effects, limits: &Limits) -> usize {
+    if effects.attachments != Attachments::BytesInRequest {
         return MAX_REQUEST_BYTES;
     }
     let bytes = usize::try_from(limits.max_attachment_bytes).unwrap_or(usize::MAX);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use session_core::catalog::{OpKind, Operation};
+use session_core::catalog::{LockKey, Operation};
 use tokio::sync::OwnedMutexGuard;
 
 /// The lock table.
@@ -25,24 +25,16 @@ impl SessionLocks {
     }
 }
 
-/// The session a call of `op` must lock, if any: `payload.session_id` for public mutations
-/// except `session::create`; for the store protocol's writes also `payload.meta.session_id`.
+/// The session a call of `op` must lock, if any, as the catalog declares it
+/// ([`Operation::effects`]): `payload.session_id`, or for the store protocol's writes also
+/// `payload.meta.session_id`.
 pub fn lock_key(op: &Operation, payload: &Value) -> Option<String> {
     let sid = |v: &Value| v.get("session_id").and_then(Value::as_str).map(str::to_string);
-    match op.kind {
-        OpKind::Mutation if op.id != "session::create" => sid(payload),
-        OpKind::StoreProtocol if is_store_write(op.id) => {
-            sid(payload).or_else(|| payload.get("meta").and_then(sid))
-        }
-        _ => None,
+    match op.effects.lock {
+        LockKey::None => None,
+        LockKey::SessionId => sid(payload),
+        LockKey::SessionIdOrMeta => sid(payload).or_else(|| payload.get("meta").and_then(sid)),
     }
-}
-
-/// Whether a `session::store::*` function writes (everything but `get-*`, `list-*` and
-/// `publish-events`).
-pub(crate) fn is_store_write(id: &str) -> bool {
-    let name = id.trim_start_matches("session::store::");
-    !(name.starts_with("get-") || name.starts_with("list-") || name == "publish-events")
 }
 
 #[cfg(test)]

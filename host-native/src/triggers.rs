@@ -6,11 +6,10 @@ use std::sync::{Arc, RwLock};
 use async_trait::async_trait;
 use iii_sdk::trigger::{TriggerConfig, TriggerHandler};
 use iii_sdk::{Error, IIIClient, RegisterTriggerType};
-use session_core::catalog::TRIGGER_TYPES;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use session_core::catalog::{visit_trigger_types, TriggerConfigVisitor, TriggerType};
 use session_core::subscriptions::Subscriptions;
-use session_core::wire::{
-    CreatedBindingConfig, MessageBindingConfig, SessionBindingConfig, StoreEventsBindingConfig,
-};
 
 /// Keeps the bindings of one trigger type.
 #[derive(Debug)]
@@ -47,25 +46,25 @@ impl TriggerHandler for BindingHandler {
     }
 }
 
-/// Registers every trigger type of the catalog, each with its config type's schema.
+/// Registers every trigger type of the catalog, each with its config type's schema (the catalog
+/// names the type: [`visit_trigger_types`]).
 pub fn register_all(iii: &IIIClient, subscriptions: &Arc<RwLock<Subscriptions>>) {
-    for tt in TRIGGER_TYPES {
-        let handler = BindingHandler::new(tt.id, subscriptions.clone());
-        let reg = RegisterTriggerType::new(tt.id, tt.description, handler);
-        match tt.config_type {
-            "CreatedBindingConfig" => {
-                iii.register_trigger_type(reg.trigger_request_format::<CreatedBindingConfig>());
-            }
-            "MessageBindingConfig" => {
-                iii.register_trigger_type(reg.trigger_request_format::<MessageBindingConfig>());
-            }
-            "SessionBindingConfig" => {
-                iii.register_trigger_type(reg.trigger_request_format::<SessionBindingConfig>());
-            }
-            "StoreEventsBindingConfig" => {
-                iii.register_trigger_type(reg.trigger_request_format::<StoreEventsBindingConfig>());
-            }
-            other => panic!("trigger type {} has unknown config type {other}", tt.id),
-        }
+    visit_trigger_types(&mut Registrar { iii, subscriptions });
+}
+
+/// Registers the trigger types [`visit_trigger_types`] hands it.
+struct Registrar<'a> {
+    iii: &'a IIIClient,
+    subscriptions: &'a Arc<RwLock<Subscriptions>>,
+}
+
+impl TriggerConfigVisitor for Registrar<'_> {
+    fn visit<C>(&mut self, trigger: &'static TriggerType)
+    where
+        C: schemars::JsonSchema + Serialize + DeserializeOwned + 'static,
+    {
+        let handler = BindingHandler::new(trigger.id, self.subscriptions.clone());
+        let registration = RegisterTriggerType::new(trigger.id, trigger.description, handler);
+        self.iii.register_trigger_type(registration.trigger_request_format::<C>());
     }
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use iii_sdk::{Error, IIIClient, InitOptions};
 use serde_json::Value;
-use session_core::catalog::{self, OpKind, Operation};
+use session_core::catalog::{self, Attachments, OpKind, Operation};
 use session_core::wire::ReloadStatus;
 use session_core::{Env, Limits, Outcome, SessionError, Store};
 
@@ -124,14 +124,9 @@ impl Worker {
 }
 
 /// Whether a call of `op` may try the fs store's inline path: reads only (the view refuses every
-/// write, see `fs/inline.rs`), and not the attachment reads (file IO).
+/// write, see `fs/inline.rs`), and not the attachment reads (file IO), as the catalog declares.
 fn inline_candidate(op: &Operation) -> bool {
-    let writes = match op.kind {
-        OpKind::Read => false,
-        OpKind::StoreProtocol => crate::locks::is_store_write(op.id),
-        OpKind::Mutation | OpKind::Operator => true,
-    };
-    !writes && !op.id.contains("attachment")
+    !op.effects.writes && op.effects.attachments == Attachments::None
 }
 
 /// Whether this process exports OpenTelemetry data (spans, logs, metrics) to the engine: only
