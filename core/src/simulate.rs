@@ -23,6 +23,7 @@ use crate::wire::{
 
 /// One call of a simulation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Step {
     /// Clock value (ms since epoch) to run the call at.
     pub at: i64,

@@ -13,6 +13,7 @@ pub const EXTENSION: &str = ".jsonl";
 
 /// What importing one file found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Imported {
     /// From the log's last meta record, else decoded from the file name.
     pub session_id: String,

@@ -9,6 +9,7 @@ use super::{AgentMessage, CustomPayload, Object, SessionStatus};
 
 /// Payload of `session::created`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CreatedEvent {
     pub session_id: String,
     pub title: String,
@@ -21,6 +22,7 @@ pub struct CreatedEvent {
 
 /// Payload of `session::message-added`: exactly one of `message` / `custom`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MessageAddedEvent {
     pub session_id: String,
     pub entry_id: String,
@@ -36,6 +38,7 @@ pub struct MessageAddedEvent {
 
 /// Payload of `session::message-updated`: the full updated message and its new revision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MessageUpdatedEvent {
     pub session_id: String,
     pub entry_id: String,
@@ -48,6 +51,7 @@ pub struct MessageUpdatedEvent {
 
 /// Payload of `session::status-changed`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StatusChangedEvent {
     pub session_id: String,
     pub status: SessionStatus,
@@ -59,6 +63,7 @@ pub struct StatusChangedEvent {
 
 /// Payload of `session::meta-updated`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MetaUpdatedEvent {
     pub session_id: String,
     pub title: String,
@@ -70,6 +75,7 @@ pub struct MetaUpdatedEvent {
 
 /// Payload of `session::deleted`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeletedEvent {
     pub session_id: String,
     pub timestamp: i64,
