@@ -24,14 +24,28 @@ fn random_u128() -> u128 {
     (0..4).fold(0u128, |acc, _| (acc << 32) | (js_sys::Math::random() * 4_294_967_296.0) as u128)
 }
 
+/// Options of `new Workspace(options?)`; every field is optional.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
-struct Options {
+pub(crate) struct WorkspaceOptions {
     /// Manual clock at 1 000 000 ms and sequential ids (contract §0.4).
     deterministic: bool,
+    /// Page size of `session::list` / `session::messages` when the request gives no `limit`.
     default_list_limit: Option<usize>,
+    /// Largest `limit` a list request may ask for.
     max_list_limit: Option<usize>,
+    /// Largest attachment `session::put-attachment` accepts, in bytes.
     max_attachment_bytes: Option<u64>,
+}
+
+/// What `simulationSteps` returns: the imported file's summary and the calls that rebuild it.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct SimulationPlan {
+    #[serde(flatten)]
+    imported: transfer::Imported,
+    steps: Vec<simulate::Step>,
 }
 
 /// One JS-visible event: the envelope of an emitted event.
@@ -40,6 +54,20 @@ struct CallResult<'a> {
     response: &'a Value,
     events: Vec<session_core::wire::EventEnvelope>,
 }
+
+/// The TypeScript side of `call` (skipped above): one signature per catalog function id, its
+/// request and response types generated from the catalog's schemas into the package's `api.d.ts`.
+#[wasm_bindgen(typescript_custom_section)]
+const TS_CALL: &str = r#"
+import type { CallArgs, CallResult, FunctionId, Imported, SimulationPlan, WorkspaceOptions } from "../api.js";
+export interface Workspace {
+  /**
+   * Runs catalog function `function_id` on `request` (the engine's JSON shapes): its response and
+   * the events it fired. Throws a `SessionError` (an `Error` with a typed `code`) on failure.
+   */
+  call<F extends FunctionId>(function_id: F, ...request: CallArgs<F>): CallResult<F>;
+}
+"#;
 
 /// An in-memory session store with everything a call needs.
 #[wasm_bindgen]
@@ -62,11 +90,14 @@ fn not_found(session_id: &str) -> JsValue {
 
 #[wasm_bindgen]
 impl Workspace {
-    /// `new Workspace({ deterministic?, default_list_limit?, max_list_limit?, max_attachment_bytes? })`.
+    /// `new Workspace(options?)` (`WorkspaceOptions`: deterministic clock and ids, list and
+    /// attachment limits).
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> Result<Workspace, JsValue> {
-        let options: Options = if options.is_undefined() || options.is_null() {
-            Options::default()
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "WorkspaceOptions")] options: JsValue,
+    ) -> Result<Workspace, JsValue> {
+        let options: WorkspaceOptions = if options.is_undefined() || options.is_null() {
+            WorkspaceOptions::default()
         } else {
             serde_wasm_bindgen::from_value(options)
                 .map_err(|e| error(&SessionError::bad_request_shape(e)))?
@@ -88,7 +119,9 @@ impl Workspace {
     }
 
     /// Runs a catalog function: `{ response, events: [{ trigger_type, payload, session_metadata? }] }`.
-    /// Throws an `Error` with `code` on failure.
+    /// Throws an `Error` with `code` on failure. Its TypeScript signature (typed per function id)
+    /// is the `Workspace` interface of `TS_CALL`.
+    #[wasm_bindgen(skip_typescript)]
     pub fn call(&self, function_id: &str, request: JsValue) -> Result<JsValue, JsValue> {
         let request = from_js(request)?;
         let clock: &dyn Clock = match &self.manual {
@@ -107,8 +140,13 @@ impl Workspace {
 
     /// Replays one exported log (string or bytes) with the fs store's rules, replacing any
     /// session of the same id: `{ session_id, lines, skipped }`.
-    #[wasm_bindgen(js_name = loadJsonl)]
-    pub fn load_jsonl(&self, file_name: &str, data: JsValue) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(js_name = loadJsonl, unchecked_return_type = "Imported")]
+    pub fn load_jsonl(
+        &self,
+        file_name: &str,
+        #[wasm_bindgen(unchecked_param_type = "string | ArrayBuffer | ArrayBufferView")]
+        data: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let data = bytes(&data)?;
         let imported = self.store.load_jsonl(file_name, &data).ok_or_else(|| {
             error(&SessionError::invalid_request(format!(
@@ -169,18 +207,15 @@ impl Workspace {
 
 /// The calls that rebuild the session of an exported log step by step:
 /// `{ session_id, lines, skipped, steps: [{ at, line, function_id, request }] }`.
-#[wasm_bindgen(js_name = simulationSteps)]
-pub fn simulation_steps(file_name: &str, data: JsValue) -> Result<JsValue, JsValue> {
+#[wasm_bindgen(js_name = simulationSteps, unchecked_return_type = "SimulationPlan")]
+pub fn simulation_steps(
+    file_name: &str,
+    #[wasm_bindgen(unchecked_param_type = "string | ArrayBuffer | ArrayBufferView")] data: JsValue,
+) -> Result<JsValue, JsValue> {
     let data = bytes(&data)?;
     let (imported, _) = transfer::import(file_name, &data).ok_or_else(|| {
         error(&SessionError::invalid_request(format!("{file_name}: no session id")))
     })?;
-    #[derive(Serialize)]
-    struct Simulation {
-        #[serde(flatten)]
-        imported: transfer::Imported,
-        steps: Vec<simulate::Step>,
-    }
     let steps = simulate::steps(&imported.session_id, &data);
-    to_js(&Simulation { imported, steps })
+    to_js(&SimulationPlan { imported, steps })
 }

@@ -1,0 +1,45 @@
+//! The npm package against the Rust side (native): `npm/package.json` carries the workspace
+//! version, and the API schema its declarations are generated from covers every public catalog
+//! function, every public trigger type and every error code.
+#![cfg(not(target_arch = "wasm32"))]
+
+use serde_json::Value;
+use session_core::catalog::{OpKind, OPERATIONS};
+use session_core::events::PUBLIC_TRIGGER_TYPES;
+use session_core::ErrorCode;
+
+const PACKAGE_JSON: &str = include_str!("../npm/package.json");
+
+#[test]
+fn package_json_has_the_workspace_version() {
+    let package: Value = serde_json::from_str(PACKAGE_JSON).expect("npm/package.json is JSON");
+    assert_eq!(
+        package["version"].as_str(),
+        Some(env!("CARGO_PKG_VERSION")),
+        "host-wasm/npm/package.json and [workspace.package] version must agree"
+    );
+}
+
+#[test]
+fn api_schema_covers_the_public_catalog() {
+    let document = session_wasm::api_schema::document();
+    let functions = &document["definitions"]["Functions"]["properties"];
+    let public = OPERATIONS.iter().filter(|op| matches!(op.kind, OpKind::Mutation | OpKind::Read));
+    let mut count = 0;
+    for op in public {
+        let entry = &functions[op.id];
+        assert!(entry["properties"]["request"].is_object(), "{}: no request type", op.id);
+        assert!(entry["properties"]["response"].is_object(), "{}: no response type", op.id);
+        count += 1;
+    }
+    assert!(count > 0);
+    for trigger_type in PUBLIC_TRIGGER_TYPES {
+        let payload = &document["definitions"]["Events"]["properties"][trigger_type];
+        assert!(payload.is_object(), "{trigger_type}: no payload type");
+    }
+    let codes = document["x-error-codes"].as_object().expect("x-error-codes");
+    let listed: Vec<&str> = codes.values().filter_map(Value::as_str).collect();
+    let all: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(listed.len(), all.len());
+    assert!(all.iter().all(|c| listed.contains(c)));
+}
