@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the session-core npm package in host-wasm/npm (outputs gitignored): session-wasm for
+# wasm32-unknown-unknown with the release-wasm profile, wasm-bindgen --target web and bundler
+# (wasm-bindgen-cli must be 0.2.130, the exact version of the wasm-bindgen crate), the API schema
+# of the Rust types (native example) and the TypeScript declarations generated from it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+want="0.2.130"
+have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')"
+if [ "$have" != "$want" ]; then
+  echo "wasm-bindgen-cli $want is required (found '${have:-none}'):" >&2
+  echo "  cargo install wasm-bindgen-cli --version $want --locked" >&2
+  exit 1
+fi
+
+pkg=host-wasm/npm
+cargo build -p session-wasm --target wasm32-unknown-unknown --profile release-wasm --locked
+for target in web bundler; do
+  rm -rf "$pkg/$target"
+  wasm-bindgen --target "$target" --remove-name-section --remove-producers-section \
+    --out-dir "$pkg/$target" target/wasm32-unknown-unknown/release-wasm/session_wasm.wasm
+  rm -f "$pkg/$target/.gitignore"
+done
+
+mkdir -p target/session-core-npm
+cargo run -q -p session-wasm --example api_schema --locked > target/session-core-npm/api-schema.json
+(cd host-wasm/npm-build && npm ci --no-audit --no-fund --loglevel=error)
+node host-wasm/npm-build/generate.mjs target/session-core-npm/api-schema.json "$pkg"
+ls -l "$pkg/web/session_wasm_bg.wasm"
