@@ -1,5 +1,6 @@
-// web-bench: loads the session-wasm bundle (pkg/, built by build.sh) and wraps a Workspace.
-import init, { Workspace, simulationSteps } from '../pkg/session_wasm.js';
+// web-bench: loads the session-core npm package (its web target, through index.html's import map)
+// and wraps a Workspace.
+import init, { Workspace, simulationSteps } from 'session-core';
 
 let ready;
 

@@ -52,8 +52,9 @@ function bigSession(targetBytes) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-const wasm = readFileSync(join(ROOT, 'pkg', 'session_wasm_bg.wasm'));
-const glue = readFileSync(join(ROOT, 'pkg', 'session_wasm.js'));
+const WEB = join(ROOT, 'node_modules', 'session-core', 'web');
+const wasm = readFileSync(join(WEB, 'session_wasm_bg.wasm'));
+const glue = readFileSync(join(WEB, 'session_wasm.js'));
 const size = {
   wasm_bytes: wasm.length, wasm_gzip_bytes: gzipSync(wasm, { level: 9 }).length,
   js_gzip_bytes: gzipSync(glue, { level: 9 }).length,
