@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# npm package (issue 15): builds the session-core package (host-wasm/npm-build/build.sh), packs it
+# (npm pack), installs the tarball into the TypeScript consumer tests/ts-consumer like an outside
+# app, type-checks it (tsc --noEmit), asserts the ill-typed negative case fails to type-check,
+# checks the declarations cover every public function of the catalog, runs the consumer under
+# Node against a fixture the native export code wrote, and checks the gzipped bundle (<= 250 KB).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+out="$root/target/session-core-npm"
+budget=$((250 * 1024))
+
+echo "== build"
+bash host-wasm/npm-build/build.sh
+
+echo "== pack"
+mkdir -p "$out"
+rm -f "$out"/session-core-*.tgz
+tarball_name="$(cd host-wasm/npm && npm pack --silent --pack-destination "$out")"
+tarball="$out/$tarball_name"
+tar -tzf "$tarball" | sort | sed 's/^/  /'
+
+echo "== install the tarball into tests/ts-consumer"
+cd tests/ts-consumer
+npm ci --no-audit --no-fund --loglevel=error
+npm install --no-save --no-audit --no-fund --loglevel=error "$tarball"
+
+echo "== tsc --noEmit (typed calls)"
+npx --no-install tsc --noEmit -p tsconfig.json
+
+echo "== tsc on the negative case (a misspelt request field) must fail"
+if npx --no-install tsc -p tsconfig.negative.json > "$out/negative.txt" 2>&1; then
+  echo "FAIL: negative/wrong-field.ts type-checked; requests are not closed types" >&2
+  exit 1
+fi
+sed 's/^/  /' "$out/negative.txt"
+if ! grep -Eq "error TS(2353|2561): .*'limt' does not exist in type 'MessagesTailRequest'" "$out/negative.txt"; then
+  echo "FAIL: tsc rejected the negative case, but not for the misspelt field" >&2
+  exit 1
+fi
+
+echo "== declarations cover the catalog"
+node coverage.mjs "$out/api-schema.json"
+
+echo "== run under Node against the native export fixture"
+rm -rf dist
+npx --no-install tsc -p tsconfig.json
+node dist/main.js "$root/web-bench/tests/fixtures/s_001.jsonl"
+
+echo "== gzipped bundle (web target, as installed)"
+node --input-type=module - "$budget" <<'JS'
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+const budget = Number(process.argv[2]);
+const dir = 'node_modules/session-core';
+const files = ['web/session_wasm_bg.wasm', 'web/session_wasm.js', 'web/index.js', 'api.js'];
+let total = 0;
+for (const file of files) {
+  const raw = readFileSync(`${dir}/${file}`);
+  const gz = gzipSync(raw, { level: 9 }).length;
+  total += gz;
+  console.log(`  ${file}: ${raw.length} B raw, ${gz} B gzip -9`);
+}
+console.log(`  total gzip -9: ${total} B (${(total / 1024).toFixed(1)} KB), budget ${budget} B`);
+if (total > budget) {
+  console.error('FAIL: the gzipped bundle is over budget');
+  process.exit(1);
+}
+JS
+ls -l "$tarball" | awk '{print "  tarball " $NF ": " $5 " B"}'
+echo "npm package: ok"
