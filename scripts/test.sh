@@ -24,19 +24,13 @@ step "tests (engine scenarios are reported skipped unless III_BIN is set)"
 cargo test --workspace --locked
 
 step "README's run command, with --manifest appended (taken from README.md, not copied)"
-run_command="$(bash scripts/readme-command.sh run)"
-echo "+ $run_command --manifest"
-manifest="$(eval "$run_command --manifest")"
-if ! printf '%s\n' "$manifest" | grep -q '^  "name": "session-manager",$'; then
-  printf 'README.md run command did not print the worker manifest:\n%s\n' "$manifest" >&2
-  exit 1
-fi
-echo "README run command works: it printed the session-manager manifest"
+bash scripts/readme-run-check.sh
 
 # ---- wasm host and web bench (issue 6) ------------------------------------------------------
-# Installs what is absent of Chromium, chromedriver, Node.js and npm (Debian), wasm-bindgen-cli at exactly the wasm-bindgen crate's
-# version and the web bench's npm packages (package-lock.json), then runs the wasm tests
-# (conformance suite + cross-host digest) under Node and headless Chromium, and the Playwright test.
+# Installs what is absent of Chromium, chromedriver, Node.js and npm (Debian), wasm-bindgen-cli at
+# exactly the wasm-bindgen crate's version and the web bench's npm packages (package-lock.json),
+# then runs the wasm tests (conformance suite + cross-host digest) under Node and headless
+# Chromium, the Playwright test, and the session-core npm package check.
 WASM_BINDGEN_VERSION="0.2.130"
 export PATH="$HOME/.cargo/bin:$PATH"
 
@@ -99,6 +93,9 @@ WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$(command -v chromedriver)" \
 step "web bench: bundle (release-wasm + wasm-bindgen --target web) and Playwright end-to-end test"
 bash web-bench/build.sh
 (cd web-bench && npm ci --no-audit --no-fund && node --test tests/e2e.test.mjs)
+
+step "npm package: session-core built, packed, installed into tests/ts-consumer, tsc (negative case must fail), declarations cover the catalog, run under Node, gzipped bundle <= 250 KB"
+bash scripts/npm-package.sh
 # ---- end of wasm host and web bench ---------------------------------------------------------
 
 # ---- fuzz smoke (issue 7, fuzz/README.md) ---------------------------------------------------
