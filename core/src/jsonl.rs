@@ -1,27 +1,49 @@
 //! The JSONL session-log codec (contract §5.2–§5.4, §10 D6/D8): record ⇄ line, the crash-atomic
-//! `group` line, tolerant replay through [`SessionState::apply`], tail repair and the filename
-//! encoding of session ids. `no_std` so the browser host replays exported files with the same rules.
+//! framing of multi-record change sets (`begin` markers), tolerant replay through
+//! [`SessionState::apply`], tail repair and the filename encoding of session ids. `no_std` so the
+//! browser host replays exported files with the same rules.
 //!
-//! # The `group` line (crash atomicity of multi-record mutations)
+//! # Change sets: plain lines, framed by a `begin` marker
 //!
 //! A change set that produces one record is written as that record's plain line, byte-compatible
-//! with v1.0.32. A change set that produces several (`append-many`, `fork`, `update-message`, …)
-//! is written as **one** line:
+//! with v1.0.32. A change set that produces several (`append-many`, `fork`, `update-message`,
+//! `delete-attachment` + draft, …) is written as a marker line followed by its records, each on
+//! its own plain line, in one `write`:
 //!
 //! ```json
-//! {"type":"group","records":[{"type":"entry",…},{"type":"leaf",…},{"type":"meta",…}]}
+//! {"type":"begin","lines":3}
+//! {"type":"entry","entry":{…}}
+//! {"type":"leaf","entry_id":"e_2"}
+//! {"type":"meta","meta":{…}}
 //! ```
 //!
-//! A line is the unit a crash can tear, and a torn line never parses, so the group lands all or
-//! nothing with no extra framing, no length prefix and no recovery pass beyond the tail repair
-//! every reader already does. A group whose inner records do not all parse is skipped whole.
+//! Rules (this replay; [`walk`] is the one implementation):
 //!
-//! Why not a header line followed by N plain lines (which v1.0.32 would read record by record)?
-//! Because then a torn group is only recognisable by counting, the tail repair must learn to cut a
-//! whole group, and an old reader would apply half a group after a crash — exactly the failure D8
-//! forbids. With one line, a v1.0.32 reader skips the group as one malformed line: it misses the
-//! mutation entirely but never sees half of it, the same degradation the seed already documents
-//! for `append` / `commit` records (do not roll back to an older build).
+//! * a `begin` marker opens a group of the next `lines` non-blank lines; the group is applied,
+//!   record by record, once its last line is read;
+//! * a group that is not complete when the next `begin` marker or the end of the file comes is
+//!   dropped whole (marker and members). A torn write can only leave one at the end of the file,
+//!   and [`tail_repair`] then cuts the file back to the marker (and any dropped groups right
+//!   before it) before the next append, so no later record ever follows half a group;
+//! * a torn last fragment (unterminated and unparseable) is not a line: it never completes a group;
+//! * a member line that is not a record is skipped (as any malformed line), the rest of its group
+//!   still applies: only a crash can make a group partial, and a crash only tears the end.
+//!
+//! v1.0.32 skips the marker as an unknown `type` (one "malformed line" warning) and applies the
+//! plain records in the same order with the same rules, so it rebuilds the same meta, entries,
+//! leaf and committed set. The one thing it cannot do is drop a torn group: a file cut by a crash
+//! inside a group and read by v1.0.32 before this build appended to it again gets the group's
+//! complete lines applied (`session-manager export` writes the repaired file).
+//!
+//! Why a count in the opening marker and no closing marker: one extra line per group instead of
+//! two, and the group's extent is exact, so lines appended after a torn group by a build that
+//! ignores markers (v1.0.32, after a downgrade) complete it as v1.0.32 applied them, instead of
+//! being swallowed by a group waiting for its end. Why not one line per change set (the earlier
+//! `{"type":"group","records":[…]}`, still read): v1.0.32 skips such a line whole, so a downgrade
+//! silently lost every multi-record mutation.
+//!
+//! Files written before this format keep replaying as before: `group` lines, legacy three-line
+//! appends, `append`, `commit` and `settle` records.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -32,20 +54,23 @@ use crate::record::{Record, SessionState};
 /// Counters of one replay.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReplayStats {
-    /// Non-blank lines seen (terminated or not).
+    /// Non-blank lines seen (terminated or not), `begin` markers included.
     pub lines: usize,
-    /// Lines that were not a valid record or group (malformed, unknown type, torn tail).
+    /// Lines not applied: not a valid record or marker (malformed, unknown type, torn tail), or
+    /// part of a dropped incomplete group (its marker and members).
     pub skipped: usize,
 }
 
-/// What must happen to the end of a log before the next append (contract §5.5 tail repair).
+/// What must happen to the end of a log before the next append (contract §5.5 tail repair,
+/// extended to groups).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TailRepair {
     /// Empty or ends with `\n`: append as is.
     None,
     /// The last line is unterminated but valid: write a `\n` first.
     Newline,
-    /// The last line is an unterminated fragment that does not parse: truncate to this length.
+    /// The log ends with a torn fragment or an incomplete group: truncate to this length (the
+    /// fragment's start, or the start of the group's `begin` line).
     Truncate(usize),
 }
 
@@ -54,16 +79,26 @@ pub enum TailRepair {
 pub enum Line {
     /// Blank or whitespace only.
     Blank,
-    /// A plain record (one) or a group (several), to apply in order.
+    /// A plain record (one) or an old `group` line (several), to apply in order.
     Records(Vec<Record>),
+    /// A `begin` marker: the next this many non-blank lines are one change set.
+    Begin(usize),
     /// Not a record: malformed, unknown type, wrong shape or torn.
     Invalid,
 }
 
-#[derive(Serialize, Deserialize)]
+/// The one-line group of earlier builds, still read.
+#[derive(Deserialize)]
 #[serde(tag = "type", rename = "group")]
-struct GroupRef<R> {
-    records: R,
+struct GroupLine {
+    records: Vec<Record>,
+}
+
+/// The marker that opens a group of `lines` plain record lines.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename = "begin")]
+struct BeginMarker {
+    lines: usize,
 }
 
 /// Encodes one record as a line (JSON + `\n`).
@@ -73,15 +108,19 @@ pub fn encode_record(record: &Record) -> Vec<u8> {
     out
 }
 
-/// Encodes the records of one change set as one line: the plain record when there is one, a
-/// `group` line when there are several, nothing when there are none.
+/// Encodes the records of one change set: the plain line when there is one, a `begin` marker
+/// followed by one plain line per record when there are several, nothing when there are none.
 pub fn encode_records(records: &[Record]) -> Vec<u8> {
     match records {
         [] => Vec::new(),
         [one] => encode_record(one),
         many => {
-            let mut out = serde_json::to_vec(&GroupRef { records: many }).unwrap_or_default();
+            let mut out =
+                serde_json::to_vec(&BeginMarker { lines: many.len() }).unwrap_or_default();
             out.push(b'\n');
+            for record in many {
+                out.extend_from_slice(&encode_record(record));
+            }
             out
         }
     }
@@ -105,75 +144,192 @@ pub fn parse_line(line: &[u8]) -> Line {
     if let Ok(record) = serde_json::from_slice::<Record>(line) {
         return Line::Records(alloc::vec![record]);
     }
-    match serde_json::from_slice::<GroupRef<Vec<Record>>>(line) {
-        Ok(group) => Line::Records(group.records),
+    if let Ok(group) = serde_json::from_slice::<GroupLine>(line) {
+        return Line::Records(group.records);
+    }
+    match serde_json::from_slice::<BeginMarker>(line) {
+        Ok(marker) => Line::Begin(marker.lines),
         Err(_) => Line::Invalid,
     }
 }
 
 /// Replays a whole log from nothing.
 pub fn replay(bytes: &[u8]) -> (SessionState, ReplayStats) {
-    let mut state = SessionState::default();
-    let stats = replay_into(&mut state, bytes);
+    let (state, stats, _) = replay_with_repair(bytes);
     (state, stats)
 }
 
-/// Applies every line of `bytes` to `state`, in order. Blank lines are ignored; invalid lines
-/// (including a torn last line) are skipped and counted.
-pub fn replay_into(state: &mut SessionState, bytes: &[u8]) -> ReplayStats {
-    let mut stats = ReplayStats::default();
-    for line in bytes.split(|b| *b == b'\n') {
-        match parse_line(line) {
-            Line::Blank => {}
-            Line::Records(records) => {
-                stats.lines += 1;
-                for record in &records {
-                    state.apply(record);
-                }
-            }
-            Line::Invalid => {
-                stats.lines += 1;
-                stats.skipped += 1;
-            }
+/// Replays a whole log from nothing and says how its tail must be repaired before the next
+/// append (what [`tail_repair`] returns), in the same pass.
+pub fn replay_with_repair(bytes: &[u8]) -> (SessionState, ReplayStats, TailRepair) {
+    let mut state = SessionState::default();
+    let (stats, repair) = walk(bytes, |_, records| {
+        for record in records {
+            state.apply(record);
         }
-    }
-    stats
+    });
+    (state, stats, repair)
 }
 
-/// Decides the tail repair for a log whose content is `bytes` (only its last line matters).
-pub fn tail_repair(bytes: &[u8]) -> TailRepair {
-    match bytes.last() {
-        None | Some(b'\n') => TailRepair::None,
-        Some(_) => {
-            let start = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-            match parse_line(&bytes[start..]) {
-                Line::Records(_) => TailRepair::Newline,
-                Line::Blank | Line::Invalid => TailRepair::Truncate(start),
+/// Applies every change set of `bytes` to `state`, in order. Blank lines are ignored; invalid
+/// lines (including a torn last line) and incomplete groups are skipped and counted.
+pub fn replay_into(state: &mut SessionState, bytes: &[u8]) -> ReplayStats {
+    walk(bytes, |_, records| {
+        for record in records {
+            state.apply(record);
+        }
+    })
+    .0
+}
+
+/// An open group while walking.
+struct Open {
+    /// Byte offset of its `begin` line.
+    start: usize,
+    /// Member lines still to come.
+    missing: usize,
+    records: Vec<Record>,
+    /// The first member's 1-based line number.
+    first_line: usize,
+    /// Lines that dropping the group would skip (the marker and its valid members).
+    lines: usize,
+}
+
+/// The replay rules of this module, once: hands every change set replay applies to `apply`, in
+/// order, with the 1-based line number of its first record line (a plain line is a change set
+/// of its own), and returns the counters and the tail repair.
+pub fn walk(bytes: &[u8], mut apply: impl FnMut(usize, &[Record])) -> (ReplayStats, TailRepair) {
+    let mut stats = ReplayStats::default();
+    let mut repair = TailRepair::None;
+    let mut open: Option<Open> = None;
+    // Start of the dropped groups right before the open one: the repair cuts them too, else the
+    // next append would complete none of them and be dropped with them.
+    let mut dropped_since: Option<usize> = None;
+    let mut start = 0;
+    for (index, piece) in bytes.split(|b| *b == b'\n').enumerate() {
+        let at = start;
+        start += piece.len() + 1;
+        let terminated = start <= bytes.len();
+        let line = parse_line(piece);
+        if !terminated && !piece.is_empty() {
+            repair = match line {
+                Line::Blank | Line::Invalid => TailRepair::Truncate(at),
+                Line::Records(_) | Line::Begin(_) => TailRepair::Newline,
+            };
+        }
+        if matches!(line, Line::Blank) {
+            continue;
+        }
+        stats.lines += 1;
+        match line {
+            Line::Blank => {}
+            Line::Begin(lines) => {
+                if let Some(dropped) = open.take() {
+                    stats.skipped += dropped.lines;
+                    dropped_since.get_or_insert(dropped.start);
+                }
+                let first_line = index + 2;
+                open = Some(Open {
+                    start: at,
+                    missing: lines,
+                    records: Vec::new(),
+                    first_line,
+                    lines: 1,
+                });
+            }
+            Line::Records(records) => match &mut open {
+                Some(group) => {
+                    group.records.extend(records);
+                    group.missing = group.missing.saturating_sub(1);
+                    group.lines += 1;
+                }
+                None => apply(index + 1, &records),
+            },
+            Line::Invalid => {
+                stats.skipped += 1;
+                // A torn fragment is not a line: it never completes a group.
+                if let Some(group) = open.as_mut().filter(|_| terminated) {
+                    group.missing = group.missing.saturating_sub(1);
+                }
             }
         }
+        if let Some(group) = open.take_if(|g| g.missing == 0) {
+            apply(group.first_line, &group.records);
+            dropped_since = None;
+        }
     }
+    if let Some(dropped) = open {
+        stats.skipped += dropped.lines;
+        repair = TailRepair::Truncate(dropped_since.unwrap_or(dropped.start));
+    }
+    (stats, repair)
+}
+
+/// Decides the tail repair for a log whose content is `bytes`: cut an incomplete trailing group
+/// back to its `begin` line (or to the first of the dropped groups that directly precede it), or
+/// a torn fragment back to its start, or terminate a valid last line. What it cuts replay drops
+/// anyway, and a record appended after the cut is applied.
+pub fn tail_repair(bytes: &[u8]) -> TailRepair {
+    walk(bytes, |_, _| {}).1
 }
 
 /// The meta a full replay of `bytes` would end with, found by scanning lines backwards: only
-/// `meta`, `append` and groups holding them set it, and the last one wins.
+/// `meta`, `append` and groups holding them set it, the last applied one wins.
 pub fn last_meta(bytes: &[u8]) -> Option<crate::wire::SessionMeta> {
-    for line in bytes.rsplit(|b| *b == b'\n') {
-        // Cheap prefilter: a line that cannot mention a meta is not parsed. A JSON escape can
-        // spell the key or the tag without the literal text, so such lines are parsed too.
-        if !contains(line, b"\"meta\"") && !contains(line, b"\\u") {
+    let (decided, first_region) = scan_meta_back(bytes);
+    decided.or(first_region)
+}
+
+/// [`last_meta`] of a whole log, known from its tail alone (a suffix that starts at a line
+/// start): `None` when the tail does not decide it (no meta in it, or its last meta comes before
+/// its first `begin` marker, where only earlier lines tell whether it is part of a dropped group).
+pub fn last_meta_in_tail(tail: &[u8]) -> Option<crate::wire::SessionMeta> {
+    scan_meta_back(tail).0
+}
+
+/// Backwards over the regions a log's `begin` markers cut it into: a region (a marker and the
+/// lines up to the next one) applies whole when it holds the marker's count of lines, else it is
+/// dropped whole; the region before the first marker always applies. Returns the last meta of an
+/// applied region that starts with a marker, or else the last meta of the first region.
+fn scan_meta_back(
+    bytes: &[u8],
+) -> (Option<crate::wire::SessionMeta>, Option<crate::wire::SessionMeta>) {
+    let mut candidate = None;
+    let mut lines_after = 0usize;
+    for (index, piece) in bytes.rsplit(|b| *b == b'\n').enumerate() {
+        let unterminated = index == 0;
+        if piece.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        if let Line::Records(records) = parse_line(line) {
-            let found = records.iter().rev().find_map(|r| match r {
-                Record::Meta { meta } | Record::Append { meta, .. } => Some(meta.clone()),
-                _ => None,
-            });
-            if found.is_some() {
-                return found;
+        // Cheap prefilter: a line that cannot be a marker or mention a meta is only counted. A
+        // JSON escape can spell a key or a tag without the literal text, so such lines are parsed.
+        let worth_parsing = unterminated
+            || contains(piece, b"\"meta\"")
+            || contains(piece, b"begin")
+            || contains(piece, b"\\u");
+        match if worth_parsing { parse_line(piece) } else { Line::Invalid } {
+            Line::Blank => {}
+            Line::Invalid if unterminated => {} // a torn fragment is not a line
+            Line::Invalid => lines_after += 1,
+            Line::Records(records) => {
+                lines_after += 1;
+                if candidate.is_none() {
+                    candidate = records.iter().rev().find_map(|r| match r {
+                        Record::Meta { meta } | Record::Append { meta, .. } => Some(meta.clone()),
+                        _ => None,
+                    });
+                }
+            }
+            Line::Begin(lines) => {
+                if lines_after >= lines && candidate.is_some() {
+                    return (candidate, None);
+                }
+                candidate = None;
+                lines_after = 0;
             }
         }
     }
-    None
+    (None, candidate)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -269,6 +425,152 @@ mod tests {
         assert_eq!(dec("%2"), None);
         assert_eq!(dec("a b"), None);
         assert_eq!(dec("%FF"), None);
+    }
+
+    use crate::conformance::{message_entry, sample_meta};
+
+    fn meta(at: i64) -> Record {
+        Record::Meta { meta: sample_meta("s", at) }
+    }
+
+    fn entry(id: &str) -> Record {
+        Record::Entry { entry: message_entry(id, None, 1, "x") }
+    }
+
+    fn leaf(id: &str) -> Record {
+        Record::Leaf { entry_id: Some(id.into()) }
+    }
+
+    #[test]
+    fn several_records_are_a_begin_marker_and_their_plain_lines() {
+        let records = [entry("e1"), leaf("e1"), meta(2)];
+        let bytes = encode_records(&records);
+        let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+        assert_eq!(lines[0], br#"{"type":"begin","lines":3}"#);
+        for (line, record) in lines[1..4].iter().zip(&records) {
+            assert_eq!([*line, b"\n"].concat(), encode_record(record), "a plain v1.0.32 line");
+        }
+        assert_eq!(lines[4], b"");
+        assert!(!contains(&bytes, b"group"));
+        assert_eq!(encode_records(&records[..1]), encode_record(&records[0]));
+        assert_eq!(encode_records(&[]), b"");
+    }
+
+    /// D8 at the codec level: a group cut at any byte replays whole or not at all, the tail repair
+    /// cuts it back to where it began, `last_meta` agrees, and an append after the repair lands
+    /// after the surviving prefix only.
+    #[test]
+    fn a_group_cut_at_any_byte_replays_whole_or_not_at_all() {
+        let prefix = encode_record(&meta(1));
+        let full = [prefix.clone(), encode_records(&[entry("e1"), leaf("e1"), meta(2)])].concat();
+        let before = replay(&prefix).0;
+        let after = replay(&full).0;
+        let next = encode_record(&meta(3));
+        for cut in prefix.len()..=full.len() {
+            let bytes = &full[..cut];
+            let (state, _, repair) = replay_with_repair(bytes);
+            let whole = cut + 1 >= full.len();
+            assert_eq!(state, if whole { after.clone() } else { before.clone() }, "cut {cut}");
+            assert_eq!(last_meta(bytes), state.meta, "cut {cut}");
+            assert_eq!(repair, tail_repair(bytes), "cut {cut}");
+            let mut repaired = bytes.to_vec();
+            match repair {
+                TailRepair::None => {}
+                TailRepair::Newline => repaired.push(b'\n'),
+                TailRepair::Truncate(at) => repaired.truncate(at),
+            }
+            let expected_len = if whole { full.len() } else { prefix.len() };
+            assert_eq!(repaired.len(), expected_len, "cut {cut}: repaired to the last change set");
+            repaired.extend_from_slice(&next);
+            let mut want = state.clone();
+            want.apply(&meta(3));
+            let (again, stats) = replay(&repaired);
+            assert_eq!((again, stats.skipped), (want, 0), "cut {cut}: append after the repair");
+        }
+    }
+
+    #[test]
+    fn a_group_incomplete_at_the_next_marker_is_dropped_whole() {
+        let bytes = [
+            br#"{"type":"begin","lines":3}"#.as_slice(),
+            b"\n",
+            &encode_record(&entry("dropped")),
+            &encode_records(&[entry("kept"), meta(5)]),
+        ]
+        .concat();
+        let (state, stats, repair) = replay_with_repair(&bytes);
+        assert_eq!(state.entries.keys().collect::<Vec<_>>(), ["kept"]);
+        assert_eq!((stats.lines, stats.skipped, repair), (5, 2, TailRepair::None));
+        assert_eq!(last_meta(&bytes), state.meta);
+    }
+
+    /// After a crash and a build that ignores markers (v1.0.32) appended one line, then another
+    /// torn group: cutting only the last group would leave the first one open, and it would
+    /// swallow the next append.
+    #[test]
+    fn the_repair_also_cuts_dropped_groups_right_before_the_open_one() {
+        let prefix = encode_record(&meta(1));
+        let bytes = [
+            prefix.clone(),
+            br#"{"type":"begin","lines":3}"#.to_vec(),
+            b"\n".to_vec(),
+            encode_record(&entry("e1")),
+            br#"{"type":"begin","lines":2}"#.to_vec(),
+            b"\n".to_vec(),
+        ]
+        .concat();
+        let (state, _, repair) = replay_with_repair(&bytes);
+        assert_eq!(repair, TailRepair::Truncate(prefix.len()));
+        assert_eq!(state, replay(&prefix).0);
+    }
+
+    #[test]
+    fn a_malformed_member_is_skipped_and_the_rest_of_its_group_applies() {
+        let bytes = [
+            br#"{"type":"begin","lines":3}"#.as_slice(),
+            b"\n",
+            &encode_record(&entry("e1")),
+            b"{not json}\n",
+            &encode_record(&meta(2)),
+        ]
+        .concat();
+        let (state, stats, repair) = replay_with_repair(&bytes);
+        assert_eq!((state.entries.len(), state.meta.is_some()), (1, true));
+        assert_eq!((stats.lines, stats.skipped, repair), (4, 1, TailRepair::None));
+    }
+
+    /// Files of earlier builds: one `group` line per change set still replays as one change set.
+    #[test]
+    fn old_group_lines_still_replay() {
+        let line = format!(
+            "{{\"type\":\"group\",\"records\":[{},{},{}]}}\n",
+            serde_json::to_string(&entry("e1")).unwrap(),
+            serde_json::to_string(&leaf("e1")).unwrap(),
+            serde_json::to_string(&meta(2)).unwrap()
+        );
+        let (state, stats) = replay(line.as_bytes());
+        assert_eq!(stats, ReplayStats { lines: 1, skipped: 0 });
+        assert_eq!(state, replay(&encode_records(&[entry("e1"), leaf("e1"), meta(2)])).0);
+        assert!(state.committed.contains("e1"), "leaf then meta: the legacy rule");
+        assert_eq!(last_meta(line.as_bytes()), state.meta);
+    }
+
+    #[test]
+    fn last_meta_in_tail_answers_only_what_the_tail_decides() {
+        let group = encode_records(&[entry("e1"), meta(2)]);
+        let single = encode_record(&meta(3));
+        // Last meta after a complete group: decided by the tail.
+        let tail = [group.clone(), single.clone()].concat();
+        assert_eq!(last_meta_in_tail(&tail), replay(&tail).0.meta);
+        // Without any marker the tail cannot tell whether it lies inside an earlier group.
+        assert_eq!(last_meta_in_tail(&single), None);
+        assert_eq!(last_meta(&single), replay(&single).0.meta);
+        // An incomplete trailing group's meta is not the answer; the one before it is.
+        let torn =
+            [group.clone(), br#"{"type":"begin","lines":2}"#.to_vec(), b"\n".to_vec()].concat();
+        let torn = [torn, single].concat();
+        assert_eq!(last_meta_in_tail(&torn), Some(sample_meta("s", 2)));
+        assert_eq!(last_meta(&torn), replay(&torn).0.meta);
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub enum Record {
     Commit { entry_id: String },
     /// Clears a pending legacy append without marking anything: ends a snapshot whose state has a
     /// leaf but no pending legacy append, which the `leaf` line alone would leave pending. An
-    /// extension of this store (not in v1.0.32, which skips it as an unknown line).
+    /// extension of this store (not in v1.0.32, which skips it as an unknown line, see
+    /// [`SessionState::snapshot_records`] for what that changes).
     Settle,
 }
 
@@ -152,6 +153,16 @@ impl SessionState {
     /// but no pending legacy append (the `leaf` line would otherwise leave one pending, and the
     /// next `meta` after a restart would mark the active path committed when the acknowledged
     /// state would not).
+    ///
+    /// v1.0.32 skips `settle`, so it ends such a snapshot with the flag set. That changes nothing
+    /// it computes while the leaf is committed (the usual case: a leaf set by `append`, or
+    /// completed by a `meta`): the next `meta` walks from the leaf, finds it committed and stops.
+    /// It does when the leaf is not committed, which only `delete_entries` without
+    /// `delete_active_leaf` leaves (the store protocol's `session::store::delete-entries`, e.g. a
+    /// bridged delete interrupted between its calls): v1.0.32 replays the snapshot itself to the
+    /// same state, but a `meta` line after it marks the leaf's path committed for v1.0.32 and not
+    /// here. No v1.0.32 record can express that state (only `meta` and `append` clear the flag, and
+    /// both commit the leaf); finishing the delete (`delete-active-leaf`) removes the difference.
     pub fn snapshot_records(&self) -> Vec<Record> {
         let mut records = Vec::with_capacity(self.entries.len() + self.committed.len() + 3);
         if let Some(meta) = &self.meta {

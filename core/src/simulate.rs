@@ -14,7 +14,6 @@ use alloc::vec::Vec;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::jsonl::{parse_line, Line};
 use crate::record::Record;
 use crate::wire::{
     AgentMessage, AppendRequest, CustomPayload, EnsureRequest, SessionEntry, SessionMeta,
@@ -27,7 +26,7 @@ use crate::wire::{
 pub struct Step {
     /// Clock value (ms since epoch) to run the call at.
     pub at: i64,
-    /// 1-based line of the log the step comes from.
+    /// 1-based line of the log the step comes from (a group's first record line).
     pub line: usize,
     pub function_id: &'static str,
     pub request: Value,
@@ -36,16 +35,16 @@ pub struct Step {
 /// The calls that rebuild session `session_id` from `bytes` (a session log), in order.
 pub fn steps(session_id: &str, bytes: &[u8]) -> Vec<Step> {
     let mut sim = Sim { sid: session_id.into(), ..Sim::default() };
-    for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
-        let Line::Records(records) = parse_line(line) else { continue };
-        sim.line = index + 1;
+    // Change set by change set, as replay applies them (a torn group is left out).
+    crate::jsonl::walk(bytes, |line, records| {
+        sim.line = line;
         if let Some(at) = records.iter().filter_map(record_time).max() {
             sim.now = sim.now.max(at);
         }
-        for record in &records {
+        for record in records {
             sim.record(record);
         }
-    }
+    });
     sim.flush();
     sim.steps
 }

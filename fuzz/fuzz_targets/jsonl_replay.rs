@@ -1,7 +1,9 @@
 //! Fuzz target `jsonl_replay`: arbitrary bytes as a session log. Replay never panics and counts
 //! sanely; the replayed state's snapshot replays to the same state with no skipped line and
-//! re-encodes byte for byte; the tail repair never changes the replayed state; `last_meta` finds
-//! the meta a full replay ends with; and the `MemStore` import / export path agrees with all that.
+//! re-encodes byte for byte; the tail repair (a torn line or an incomplete trailing group) never
+//! changes the replayed state; `last_meta` finds the meta a full replay ends with, and
+//! `last_meta_in_tail` of any suffix says that or nothing; and the `MemStore` import / export path
+//! agrees with all that.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -31,6 +33,12 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert_eq!(jsonl::last_meta(data), state.meta, "last_meta disagrees with the replay");
+    if let Some(cut) = data.iter().position(|b| *b == b'\n') {
+        let decided = jsonl::last_meta_in_tail(&data[cut + 1..]);
+        assert!(decided.is_none() || decided == state.meta, "last_meta_in_tail decided wrong");
+    }
+    let (with_repair, repair_stats, repair) = jsonl::replay_with_repair(data);
+    assert!(with_repair == state && repair_stats == stats && repair == jsonl::tail_repair(data));
 
     let store = MemStore::new();
     let imported = store.load_jsonl("s_fuzz.jsonl", data).expect("the file name names a session");

@@ -45,6 +45,10 @@ fn append_many(sid: &str, n: usize) -> Vec<Write> {
     writes
 }
 
+/// D8: an append-many (five records: a `begin` marker and five plain lines in one write) cut by a
+/// crash at any byte is visible whole or not at all after a restart, and the next append's tail
+/// repair cuts a partial group, so the file then replays with nothing skipped and nothing of the
+/// partial group behind the new record.
 #[test]
 fn a_group_is_all_or_nothing_at_every_crash_byte() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -59,12 +63,16 @@ fn a_group_is_all_or_nothing_at_every_crash_byte() {
         apply(&store, "s", append_many("s", 3));
     }
     let after = fs::read(&path).expect("read");
-    assert_eq!(after[before.len()..].iter().filter(|b| **b == b'\n').count(), 1, "one line");
+    let written = &after[before.len()..];
+    assert!(written.starts_with(b"{\"type\":\"begin\",\"lines\":5}\n"), "a begin marker");
+    assert_eq!(written.iter().filter(|b| **b == b'\n').count(), 6, "marker + five plain lines");
+    let mut later = sample_meta("s", 50);
+    later.title = "after the crash".into();
     for cut in before.len()..=after.len() {
         fs::write(&path, &after[..cut]).expect("write");
+        let whole = cut + 1 >= after.len();
         let store = open(dir.path());
         let v = visible(&store, "s");
-        let whole = cut + 1 >= after.len();
         assert_eq!(v.entries.len(), if whole { 3 } else { 0 }, "cut at {cut}");
         assert_eq!(v.leaf.is_some(), whole, "cut at {cut}");
         assert_eq!(
@@ -72,6 +80,17 @@ fn a_group_is_all_or_nothing_at_every_crash_byte() {
             Some(if whole { 3 } else { 0 }),
             "cut at {cut}"
         );
+        apply(&store, "s", vec![Write::PutMeta(later.clone())]);
+        drop(store);
+        let bytes = fs::read(&path).expect("read");
+        let kept = if whole { after.len() } else { before.len() };
+        assert_eq!(&bytes[..kept], &after[..kept], "cut at {cut}: the repair kept the prefix");
+        let (state, stats) = session_core::jsonl::replay(&bytes);
+        assert_eq!(stats.skipped, 0, "cut at {cut}: nothing torn is left");
+        assert_eq!(state.entries.len(), if whole { 3 } else { 0 }, "cut at {cut}");
+        assert_eq!(state.meta.as_ref(), Some(&later), "cut at {cut}");
+        let v = visible(&open(dir.path()), "s");
+        assert_eq!(v.entries.len(), if whole { 3 } else { 0 }, "cut at {cut} after restart");
     }
 }
 

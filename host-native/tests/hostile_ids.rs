@@ -194,7 +194,7 @@ fn the_deepest_accepted_request_replays_after_a_restart() {
     let host = Host::new(dir.path());
     assert_eq!(host.ok("session::get", json!({"session_id": "s1"})), meta, "meta replays");
     let read = host.ok("session::messages", json!({"session_id": "s1"}));
-    assert_eq!(read["messages"][0]["message"], message, "the group line replays");
+    assert_eq!(read["messages"][0]["message"], message, "the group replays");
 }
 
 #[test]

@@ -136,11 +136,13 @@ fn the_deepest_accepted_writes_replay_from_their_log_lines() {
     for sid in store.session_ids() {
         let state = store.session_state(&sid);
         for record in state.snapshot_records() {
-            let line = crate::jsonl::encode_records(&[record.clone(), record]);
-            assert!(matches!(
-                crate::jsonl::parse_line(line.trim_ascii_end()),
-                crate::jsonl::Line::Records(_)
-            ));
+            let group = crate::jsonl::encode_records(&[record.clone(), record]);
+            let (_, stats) = crate::jsonl::replay(&group);
+            assert_eq!(
+                (stats.lines, stats.skipped),
+                (3, 0),
+                "{sid}: a group of the record replays"
+            );
         }
         let (again, stats) = crate::jsonl::replay(&store.export_jsonl(&sid).expect("stored"));
         assert_eq!((stats.skipped, &again), (0, &state), "{sid} replays");

@@ -12,7 +12,8 @@
 //! The parent SIGKILLs the child after a seeded random delay, reads every ack that reached the
 //! pipe, then replays every changed `*.jsonl` file with `session_core::jsonl` and checks that
 //! every acknowledged mutation is there (entry with its content, revision >= acknowledged; forks
-//! with `forked_from` and the copied path) and that no line was skipped except a torn last line.
+//! with `forked_from` and the copied path) and that no line was skipped except a torn tail (a torn
+//! last line or an incomplete trailing group, what the tail repair cuts).
 //! The next child re-checks the newest acks and a random sample of older ones through the store.
 //!
 //! `cargo run --release -p session-manager --bin session-crashloop -- --cycles 1000`
@@ -676,8 +677,11 @@ fn check_disk(
         let (state, stats) = jsonl::replay(&bytes);
         if stats.skipped > 0 {
             totals.skipped += stats.skipped as u64;
-            let torn_tail = stats.skipped == 1
-                && matches!(jsonl::tail_repair(&bytes), jsonl::TailRepair::Truncate(_));
+            // Every skipped line lies in what the tail repair cuts (a torn line or group).
+            let torn_tail = match jsonl::tail_repair(&bytes) {
+                jsonl::TailRepair::Truncate(at) => jsonl::replay(&bytes[..at]).1.skipped == 0,
+                _ => false,
+            };
             if torn_tail {
                 totals.torn_tails += 1;
             } else {

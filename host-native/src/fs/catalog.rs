@@ -10,9 +10,12 @@
 //! Building trusts a catalog line only while the session file still has the recorded stamp
 //! (length, mtime, inode); any other file — new, grown, rewritten, or every file when the catalog
 //! is missing or unreadable — is read from its end backwards until the last meta-bearing line
-//! ([`session_core::jsonl::last_meta`]), which is all replay would keep of the meta anyway. A file
-//! with no meta is not listed (contract D14). Opening a cleanly closed data_dir therefore costs one
-//! directory listing, one `stat` per session and one catalog parse.
+//! that replay applies ([`session_core::jsonl::last_meta`]), which is all replay would keep of the
+//! meta anyway: the last 64 KiB first, the whole file when they do not decide it (no meta in them,
+//! or their last meta lies before their first `begin` marker, so only earlier lines tell whether a
+//! torn group drops it; a file without groups is therefore read whole). A file with no meta is not
+//! listed (contract D14). Opening a cleanly closed data_dir therefore costs one directory listing,
+//! one `stat` per session and one catalog parse.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -21,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
-use session_core::jsonl::{dec, enc, last_meta};
+use session_core::jsonl::{dec, enc, last_meta, last_meta_in_tail};
 use session_core::wire::SessionMeta;
 use session_core::StoreError;
 
@@ -160,9 +163,10 @@ fn scan_meta(path: &PathBuf) -> Result<Option<SessionMeta>, StoreError> {
             file.seek(SeekFrom::Start(len - TAIL_CHUNK))?;
             let mut tail = Vec::with_capacity(TAIL_CHUNK as usize);
             file.by_ref().take(TAIL_CHUNK).read_to_end(&mut tail)?;
-            // The first (probably partial) line of the chunk is not trusted.
+            // The first (probably partial) line of the chunk is not trusted, nor a meta the
+            // chunk cannot place inside or outside a group (`last_meta_in_tail`).
             if let Some(cut) = tail.iter().position(|b| *b == b'\n') {
-                if let Some(meta) = last_meta(&tail[cut + 1..]) {
+                if let Some(meta) = last_meta_in_tail(&tail[cut + 1..]) {
                     return Ok(Some(meta));
                 }
             }

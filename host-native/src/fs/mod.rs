@@ -3,9 +3,10 @@
 //! replay semantics are session-core's ([`session_core::jsonl`], `SessionState::apply`); this
 //! module owns only files, locks, flushing, caching and the catalog.
 //!
-//! * **Crash atomicity (D8):** a change set is one line — its plain record, or a `group` line when
-//!   it produces several records (see [`session_core::jsonl`] for the format and why) — or one
-//!   tmp + rename rewrite. Attachment writes are ordered around that commit point: puts before it
+//! * **Crash atomicity (D8):** a change set is one write — its plain record line, or a `begin`
+//!   marker and one plain line per record when it produces several (see [`session_core::jsonl`]
+//!   for the format and why; replay drops an incomplete group and the tail repair cuts it before
+//!   the next append) — or one tmp + rename rewrite. Attachment writes are ordered around that commit point: puts before it
 //!   (a crash leaves only unreachable files), single deletes after it, and a session delete
 //!   trashes the folder first and rolls it back on open if the log never went away
 //!   (`attachments.rs`).

@@ -85,7 +85,7 @@ impl Loaded {
             Err(e) => return Err(io_err("read", &path, &e)),
         };
         let bytes = bytes.as_deref();
-        let (state, stats) = jsonl::replay(bytes.unwrap_or_default());
+        let (state, stats, repair) = jsonl::replay_with_repair(bytes.unwrap_or_default());
         if stats.skipped > 0 {
             eprintln!(
                 "session-manager: fs store: {}: skipped {} of {} lines",
@@ -100,7 +100,7 @@ impl Loaded {
             file: None,
             on_disk: bytes.is_some(),
             len,
-            repair: jsonl::tail_repair(bytes.unwrap_or_default()),
+            repair,
             // The first append after a load checks whether the file needs compacting.
             compact_at: len.max(ctx.compact_min),
             epoch: next_epoch(),
@@ -128,8 +128,9 @@ impl Loaded {
         self.len
     }
 
-    /// Appends the records of one change set (already applied to the cached state) as one line
-    /// (plain record or `group`) and flushes.
+    /// Appends the records of one change set (already applied to the cached state) in one write
+    /// (its plain line, or a `begin` marker and its lines: [`jsonl::encode_records`]) after the
+    /// tail repair (which also cuts an incomplete group a crash left), and flushes.
     pub(crate) fn append(
         &mut self,
         ctx: &Ctx<'_>,
