@@ -3,10 +3,19 @@
 //! and torn garbage tails, checked against the model after every step and every restart.
 //!
 //! The model after a crash is rebuilt from the change sets that survived: a cut anywhere inside
-//! the last line loses that change set entirely, unless only its `\n` is missing (then the line
-//! parses and the change set is whole). `PROPTEST_CASES` overrides the default of 64 cases.
+//! the last change set's bytes (one line, or a `begin` marker and its lines) loses it entirely,
+//! unless only its final `\n` is missing (then its last line parses and the change set is
+//! whole). `PROPTEST_CASES` overrides the default of 64 cases.
+//!
+//! Every check also replays each file with v1.0.32's rules (`v1_rules`, independent of our
+//! replay) and requires the same meta, entries, leaf and committed set, with the two documented
+//! exceptions: a file whose tail our next append cuts (a torn group, which v1.0.32 would half
+//! apply) is compared up to that cut, and a file holding a `settle` record after
+//! `delete_entries` left an uncommitted leaf may have more ids committed for v1.0.32
+//! (`SessionState::snapshot_records`). No file ever holds an old `group` line.
 
 mod common;
+mod v1_rules;
 
 use std::fs::{self, OpenOptions};
 use std::io::Write as _;
@@ -112,6 +121,11 @@ fn check(dir: &Path, store: &FsStore, model: &MemStore, when: &str) -> Result<()
         let want = model.session_state(sid);
         let on_disk = fs::read(log_path(dir, sid)).map(|b| jsonl::replay(&b).0).unwrap_or_default();
         prop_assert_eq!(&on_disk.committed, &want.committed, "committed of {} ({})", sid, when);
+        if let Ok(bytes) = fs::read(log_path(dir, sid)) {
+            v1_agrees(&bytes, &on_disk).map_err(|e| {
+                TestCaseError::fail(format!("v1.0.32 rules on {sid} ({when}): {e}"))
+            })?;
+        }
         // A pending legacy append without a leaf is unobservable (the next `meta` marks nothing).
         prop_assert_eq!(
             on_disk.pending_legacy_append() && on_disk.leaf.is_some(),
@@ -124,7 +138,41 @@ fn check(dir: &Path, store: &FsStore, model: &MemStore, when: &str) -> Result<()
     Ok(())
 }
 
-/// The last change set's log line, if it was a plain append that left the prefix intact.
+/// v1.0.32's replay of `bytes` against ours (`on_disk`), with the exceptions of the module doc.
+fn v1_agrees(bytes: &[u8], on_disk: &session_core::record::SessionState) -> Result<(), String> {
+    let text = String::from_utf8_lossy(bytes);
+    if text.lines().any(|l| l.starts_with("{\"type\":\"group\"")) {
+        return Err("an old group line was written".into());
+    }
+    let upto = match jsonl::tail_repair(bytes) {
+        jsonl::TailRepair::Truncate(at) => at,
+        _ => bytes.len(),
+    };
+    let v1 = v1_rules::replay(&bytes[..upto]);
+    let Some(why) = v1_rules::differs(&v1, on_disk) else { return Ok(()) };
+    let settled = text.lines().any(|l| l == "{\"type\":\"settle\"}");
+    let explained = settled
+        && on_disk.committed.is_subset(&v1.committed)
+        && v1_rules::differs(
+            &v1_rules::V1State { committed: on_disk.committed.clone(), ..v1 },
+            on_disk,
+        )
+        .is_none();
+    if explained {
+        Ok(())
+    } else {
+        Err(why)
+    }
+}
+
+/// Whether `bytes` are one appended change set: one line, or a `begin` marker and its lines.
+fn one_change_set(bytes: &[u8]) -> bool {
+    let newlines = bytes.iter().filter(|b| **b == b'\n').count();
+    let marker = format!("{{\"type\":\"begin\",\"lines\":{}}}\n", newlines.saturating_sub(1));
+    bytes.last() == Some(&b'\n') && (newlines == 1 || bytes.starts_with(marker.as_bytes()))
+}
+
+/// The last change set's bytes, if it was a plain append that left the prefix intact.
 struct LastLine {
     sid: String,
     start: u64,
@@ -155,7 +203,7 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                 let plain_append = after.len() > before.len()
                     && after.starts_with(&before)
                     && before.last().is_none_or(|b| *b == b'\n')
-                    && after[before.len()..].iter().filter(|b| **b == b'\n').count() == 1
+                    && one_change_set(&after[before.len()..])
                     && !changes.writes.iter().any(|w| {
                         matches!(
                             w,
