@@ -3,7 +3,8 @@
 # (npm pack), installs the tarball into the TypeScript consumer tests/ts-consumer like an outside
 # app, type-checks it (tsc --noEmit), asserts the ill-typed negative case fails to type-check,
 # checks the declarations cover every public function of the catalog, runs the consumer under
-# Node against a fixture the native export code wrote, and checks the gzipped bundle (<= 250 KB).
+# Node against a fixture the native export code wrote, and checks the gzipped bundle (<= 250 KB)
+# and that the wasm imports nothing from `env` (an import no browser provides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -12,6 +13,21 @@ budget=$((250 * 1024))
 
 echo "== build"
 bash host-wasm/npm-build/build.sh
+
+echo "== the wasm imports nothing from \`env\` (every import is wasm-bindgen's own glue)"
+node --input-type=module - host-wasm/npm/web/session_wasm_bg.wasm host-wasm/npm/bundler/session_wasm_bg.wasm <<'JS'
+import { readFileSync } from 'node:fs';
+for (const path of process.argv.slice(2)) {
+  const imports = WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(path)));
+  const modules = [...new Set(imports.map((i) => i.module))];
+  const env = imports.filter((i) => i.module === 'env').map((i) => i.name);
+  console.log(`  ${path}: ${imports.length} imports from ${modules.join(', ')}`);
+  if (env.length > 0) {
+    console.error(`FAIL: ${path} imports from env: ${env.join(', ')}`);
+    process.exit(1);
+  }
+}
+JS
 
 echo "== pack"
 mkdir -p "$out"

@@ -16,6 +16,9 @@ cargo fmt --all --check
 step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "docs build with warnings as errors (broken intra-doc links, unclosed HTML)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 step "core builds without std (wasm32v1-none) and for wasm32-unknown-unknown"
 cargo build -p session-core --no-default-features --target wasm32v1-none --locked
 cargo build -p session-core --no-default-features --target wasm32-unknown-unknown --locked

@@ -5,7 +5,7 @@
 //! ([`ops`]), the events they fire ([`events`], [`filter`]), typed errors ([`error`]), the storage
 //! boundary ([`store`], [`record`], [`mem_store`]) and the one catalog of functions and trigger
 //! types ([`catalog`]). It does no IO, reads no clock and draws no randomness: the host passes
-//! time, ids and limits in ([`env`]), applies the change set an operation decides, then publishes
+//! time, ids and limits in ([`env`](mod@env)), applies the change set an operation decides, then publishes
 //! the events (decide → apply → publish).
 //!
 //! # Invariants
@@ -27,11 +27,11 @@
 //! 7. **Delete removes meta, entries, leaf and attachments; a re-created id starts empty.**
 //!    [`delete.feature`: "re-ensuring a deleted id starts empty"]
 //! 8. **Events go out only for writes that landed**: [`ops::Plan::execute`] applies the change
-//!    set before it hands back any event. [`tests::events_need_a_landed_write`]
-//! 9. **Every error's wire message starts with its code.** [`tests::messages_start_with_code`]
+//!    set before it hands back any event. (`tests.rs`: `events_need_a_landed_write`)
+//! 9. **Every error's wire message starts with its code.** (`tests.rs`: `messages_start_with_code`)
 //! 10. **One state machine for every store**: [`record::SessionState::apply`] is what replay,
 //!     write-through caches and [`MemStore`] all run, so replaying the records a store wrote
-//!     rebuilds the state it acknowledged. [`tests::snapshot_replays_to_same_state`]
+//!     rebuilds the state it acknowledged. (`tests.rs`: `snapshot_replays_to_same_state`)
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]

@@ -2,7 +2,7 @@
 //! (an in-memory store with a clock, ids and limits) whose `call` runs any catalog function
 //! through [`session_core::catalog::dispatch`] with the engine's JSON shapes, plus loading,
 //! exporting and simulating exported `.jsonl` logs with the core's rules. With feature `schema`,
-//! [`api_schema`] describes all of it for the npm package's TypeScript declarations.
+//! `api_schema` describes all of it for the npm package's TypeScript declarations.
 
 #[cfg(feature = "schema")]
 pub mod api_schema;

@@ -5,6 +5,10 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::{Object, Role};
+// For the intra-doc links of doc comments that are also registered schema descriptions (their
+// text must stay the reference's).
+#[cfg(doc)]
+use crate::events::STORE_EVENTS;
 
 /// Config accepted by `session::created` bindings. The spec defines no filters for this type
 /// beyond the universal `metadata` match.

@@ -81,7 +81,7 @@ pub struct DeletedEvent {
     pub timestamp: i64,
 }
 
-/// Wire form of an [`EmittableEvent`] for cross-instance propagation. `session_metadata` rides
+/// Wire form of an `EmittableEvent` for cross-instance propagation. `session_metadata` rides
 /// along so `metadata` filters keep working at every edge (the spec payloads do not carry it).
 ///
 /// (`EmittableEvent` is the seed's name for what this crate calls [`crate::Emitted`].)

@@ -5,6 +5,10 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::{Object, SessionKind, SessionStatus};
+// For the intra-doc links of doc comments that are also registered schema descriptions (their
+// text must stay the reference's).
+#[cfg(doc)]
+use super::ContentBlock;
 
 /// A session's metadata record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,8 +8,8 @@
 //!
 //! `--rounds N` repeats everything and prints medians; a second table puts append next to a no-op
 //! carrying append's schemas (iii-sdk and the engine both copy a function's registration, schemas
-//! included, on every invocation) and, with `--fsync-probe
-//! <dir on the worker's disk>`, next to a bare write + fdatasync there (what durability must wait).
+//! included, on every invocation) and, with `--fsync-probe <dir>` (a directory on the worker's
+//! disk), next to a bare write + fdatasync there (what durability must wait).
 //!
 //! With `--bridge-url` (the engine of a session-manager bridged to the one on `--url`) it also
 //! reports `session::append` through the bridge next to the same run's append on the main.
