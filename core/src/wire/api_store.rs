@@ -3,6 +3,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use super::{AttachmentMeta, EventEnvelope, SessionEntry, SessionMeta};
@@ -74,6 +75,39 @@ pub struct PutAttachmentRequest {
 pub struct StoredAttachment {
     pub meta: AttachmentMeta,
     pub data: String,
+}
+
+impl PutAttachmentRequest {
+    /// The request that stores `bytes` under `meta`.
+    pub fn new(meta: AttachmentMeta, bytes: &[u8]) -> Self {
+        PutAttachmentRequest { meta, data: encode_bytes(bytes) }
+    }
+
+    /// The bytes `data` carries.
+    pub fn bytes(&self) -> Result<Vec<u8>, base64::DecodeError> {
+        decode_bytes(&self.data)
+    }
+}
+
+impl StoredAttachment {
+    /// `bytes` stored under `meta`, as the protocol moves them.
+    pub fn new(meta: AttachmentMeta, bytes: &[u8]) -> Self {
+        StoredAttachment { meta, data: encode_bytes(bytes) }
+    }
+
+    /// The bytes `data` carries.
+    pub fn bytes(&self) -> Result<Vec<u8>, base64::DecodeError> {
+        decode_bytes(&self.data)
+    }
+}
+
+/// The protocol's one byte codec: standard padded base64.
+fn encode_bytes(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn decode_bytes(data: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    base64::engine::general_purpose::STANDARD.decode(data.as_bytes())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ mod api_config;
 mod api_messages;
 mod api_session;
 pub mod api_store;
+pub mod store_calls;
 mod bindings;
 mod content;
 mod entry;

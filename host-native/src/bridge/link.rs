@@ -15,8 +15,11 @@ use iii_sdk::protocol::{RegisterTriggerInput, TriggerRequest};
 use iii_sdk::runtime::{FunctionRef, IIIConnectionState, WorkerMetadata};
 use iii_sdk::trigger::Trigger;
 use iii_sdk::{register_worker, IIIClient, InitOptions, WorkerIdentityMode};
-use serde_json::{json, Value};
+use serde_json::Value;
 use session_core::events::STORE_EVENTS;
+use session_core::wire::api_store::PublishEventsRequest;
+use session_core::wire::store_calls::{PublishEvents, StoreCall};
+use session_core::wire::StoreEventsBindingConfig;
 use session_core::Emitted;
 
 use super::relay;
@@ -90,7 +93,8 @@ impl Bridge {
         let binding = client.register_trigger(RegisterTriggerInput {
             trigger_type: STORE_EVENTS.into(),
             function_id: relay_id.clone(),
-            config: json!({}),
+            config: serde_json::to_value(StoreEventsBindingConfig::default())
+                .unwrap_or(Value::Null),
             metadata: None,
             namespace: None,
             trigger_namespace: None,
@@ -126,12 +130,10 @@ impl Bridge {
         if events.is_empty() {
             return;
         }
-        let envelopes: Vec<Value> = events
-            .iter()
-            .map(|e| serde_json::to_value(e.to_envelope()).unwrap_or(Value::Null))
-            .collect();
-        let payload = json!({ "events": envelopes });
-        if let Err(e) = self.request("session::store::publish-events", payload).await {
+        let request =
+            PublishEventsRequest { events: events.iter().map(Emitted::to_envelope).collect() };
+        let payload = serde_json::to_value(request).unwrap_or(Value::Null);
+        if let Err(e) = self.request(PublishEvents::ID, payload).await {
             tracing::warn!(
                 "bridge session::store::publish-events failed ({} events dropped): {e}",
                 events.len()

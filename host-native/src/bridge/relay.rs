@@ -4,7 +4,9 @@
 //! never republishes, so there are no echo loops.
 
 use iii_sdk::RegisterFunction;
-use serde_json::{json, Value};
+use serde_json::Value;
+use session_core::catalog::OpKind;
+use session_core::wire::api_store::OkResponse;
 use session_core::wire::EventEnvelope;
 use session_core::Emitted;
 
@@ -27,25 +29,41 @@ pub async fn deliver(emitter: &Emitter, payload: Value) -> Value {
         Some(emitted) => emitter.publish(std::slice::from_ref(&emitted), false).await,
         None => tracing::warn!("bridge relay: dropped a malformed event envelope"),
     }
-    json!({ "ok": true })
+    serde_json::to_value(OkResponse::OK).unwrap_or(Value::Null)
 }
 
-/// The relay function's registration (metadata `{trace_hidden: true}`).
+/// The relay function's registration (metadata `{trace_hidden: true}`, a read's flags).
 pub fn registration(emitter: Emitter) -> RegisterFunction {
     RegisterFunction::new_async(move |payload: Value| {
         let emitter = emitter.clone();
         async move { Ok::<Value, iii_sdk::Error>(deliver(&emitter, payload).await) }
     })
     .description("Internal: session-manager bridge relay (re-emits the main's events locally).")
-    .metadata(json!({ "trace_hidden": true }))
+    .metadata(OpKind::Read.flags().to_json())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::emitter::Recorder;
+    use serde::Serialize;
     use session_core::events::{DELETED, STORE_EVENTS};
+    use session_core::wire::{
+        DeletedEvent, Object, SessionBindingConfig, StoreEventsBindingConfig,
+    };
     use std::sync::Arc;
+
+    fn value(of: impl Serialize) -> Value {
+        serde_json::to_value(of).expect("serializable")
+    }
+
+    fn owner(name: &str) -> Object {
+        Object::from_iter([("owner".to_string(), Value::from(name))])
+    }
+
+    fn owned_by(name: &str) -> Value {
+        value(SessionBindingConfig { session_id: None, metadata: Some(owner(name)) })
+    }
 
     /// Local bindings with local filters against the envelope's metadata; never the feed.
     #[tokio::test]
@@ -54,21 +72,25 @@ mod tests {
         let emitter = Emitter::new(rec.clone());
         {
             let mut subs = emitter.subscriptions.write().unwrap();
-            subs.bind(DELETED, "1", "f::mine", &json!({"metadata": {"owner": "u"}})).unwrap();
-            subs.bind(DELETED, "2", "f::theirs", &json!({"metadata": {"owner": "v"}})).unwrap();
-            subs.bind(STORE_EVENTS, "3", "other::relay", &json!({})).unwrap();
+            subs.bind(DELETED, "1", "f::mine", &owned_by("u")).unwrap();
+            subs.bind(DELETED, "2", "f::theirs", &owned_by("v")).unwrap();
+            subs.bind(STORE_EVENTS, "3", "other::relay", &value(StoreEventsBindingConfig {}))
+                .unwrap();
         }
-        let envelope = json!({
-            "trigger_type": DELETED,
-            "payload": {"session_id": "s", "timestamp": 1},
-            "session_metadata": {"owner": "u"},
-        });
-        assert_eq!(deliver(&emitter, envelope).await, json!({"ok": true}));
-        assert_eq!(deliver(&emitter, json!({"trigger_type": "nope"})).await, json!({"ok": true}));
+        let deleted = value(DeletedEvent { session_id: "s".into(), timestamp: 1 });
+        let envelope = EventEnvelope {
+            trigger_type: DELETED.into(),
+            payload: deleted.clone(),
+            session_metadata: Some(owner("u")),
+        };
+        let unknown = EventEnvelope { trigger_type: "nope".into(), ..envelope.clone() };
+        assert_eq!(deliver(&emitter, value(&envelope)).await, value(OkResponse::OK));
+        assert_eq!(deliver(&emitter, value(&unknown)).await, value(OkResponse::OK));
+        assert_eq!(deliver(&emitter, Value::from("not an envelope")).await, value(OkResponse::OK));
         let got = rec.0.lock().unwrap();
         let ids: Vec<&str> = got.iter().map(|d| d.function_id.as_str()).collect();
         assert_eq!(ids, ["f::mine"]);
-        assert_eq!(got[0].payload, json!({"session_id": "s", "timestamp": 1}));
+        assert_eq!(got[0].payload, deleted);
         assert_eq!(relay_id(&uuid::Uuid::nil()), format!("{RELAY_PREFIX}{}", "0".repeat(32)));
     }
 }

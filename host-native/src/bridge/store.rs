@@ -14,15 +14,9 @@
 
 use std::sync::Arc;
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine as _;
-use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
 use session_core::record::CommitOutcome;
-use session_core::wire::api_store::{
-    ActiveLeafResponse, CommitAppendResponse, DeletedResponse, ListAttachmentsResponse,
-    ListEntriesResponse, ListMetasResponse, OkResponse, StoredAttachment,
-};
+use session_core::wire::api_store::*;
+use session_core::wire::store_calls::*;
 use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError, Write};
 
@@ -53,40 +47,42 @@ impl BridgeStore {
         BridgeStore { transport }
     }
 
-    /// One protocol call, its reply decoded as `R`.
-    fn call<R: DeserializeOwned>(&self, name: &str, payload: Value) -> Result<R, StoreError> {
-        let reply = self
-            .transport
-            .call(&format!("{PROTOCOL}{name}"), payload)
-            .map_err(|e| failure(name, e))?;
+    /// One protocol call, typed by its [`StoreCall`] definition (the one the main serves).
+    fn call<C: StoreCall>(&self, request: Req<C>) -> Result<Resp<C>, StoreError> {
+        let name = C::ID.trim_start_matches(PROTOCOL);
+        let payload = serde_json::to_value(request)
+            .map_err(|e| failure(name, format!("unencodable request: {e}")))?;
+        let reply = self.transport.call(C::ID, payload).map_err(|e| failure(name, e))?;
         serde_json::from_value(reply).map_err(|e| failure(name, format!("undecodable reply: {e}")))
     }
 
     /// A write answering `{ok: true}`.
-    fn ok(&self, name: &str, payload: Value) -> Result<(), StoreError> {
-        let reply: OkResponse = self.call(name, payload)?;
-        if reply.ok {
+    fn ok<C: StoreCall<Response = OkResponse>>(&self, request: Req<C>) -> Result<(), StoreError> {
+        if self.call::<C>(request)?.ok {
             Ok(())
         } else {
-            Err(failure(name, "the main answered ok: false"))
+            Err(failure(C::ID.trim_start_matches(PROTOCOL), "the main answered ok: false"))
         }
     }
 
     /// One write of a change set of session `sid`.
     fn write(&self, sid: &str, write: &Write, applied: &mut Applied) -> Result<(), StoreError> {
         match write {
-            Write::PutMeta(meta) => self.ok("put-meta", json!({ "meta": meta })),
-            Write::PutEntry(entry) => {
-                self.ok("put-entry", json!({ "session_id": sid, "entry": entry }))
-            }
-            Write::SetActiveLeaf(id) => {
-                self.ok("set-active-leaf", json!({ "session_id": sid, "entry_id": id }))
-            }
+            Write::PutMeta(meta) => self.ok::<PutMeta>(PutMetaRequest { meta: meta.clone() }),
+            Write::PutEntry(entry) => self.ok::<PutEntry>(PutEntryRequest {
+                session_id: sid.to_string(),
+                entry: entry.clone(),
+            }),
+            Write::SetActiveLeaf(id) => self.ok::<SetActiveLeaf>(EntryIdRequest {
+                session_id: sid.to_string(),
+                entry_id: id.clone(),
+            }),
             Write::CommitAppend { entry, parent_explicit } => {
-                let payload = json!({
-                    "session_id": sid, "entry": entry, "parent_explicit": parent_explicit,
-                });
-                let reply: CommitAppendResponse = self.call("commit-append", payload)?;
+                let reply = self.call::<CommitAppend>(CommitAppendRequest {
+                    session_id: sid.to_string(),
+                    entry: entry.clone(),
+                    parent_explicit: *parent_explicit,
+                })?;
                 applied.commit = Some(CommitOutcome {
                     committed: reply.committed,
                     entry: reply.entry,
@@ -94,30 +90,36 @@ impl BridgeStore {
                 });
                 Ok(())
             }
-            Write::DeleteEntries => self.ok("delete-entries", json!({ "session_id": sid })),
-            Write::DeleteActiveLeaf => self.ok("delete-active-leaf", json!({ "session_id": sid })),
-            Write::DeleteMeta => self.ok("delete-meta", json!({ "session_id": sid })),
+            Write::DeleteEntries => self.ok::<DeleteEntries>(session(sid)),
+            Write::DeleteActiveLeaf => self.ok::<DeleteActiveLeaf>(session(sid)),
+            Write::DeleteMeta => self.ok::<DeleteMeta>(session(sid)),
             Write::PutAttachment { meta, bytes } => {
-                self.ok("put-attachment", json!({ "meta": meta, "data": STANDARD.encode(bytes) }))
+                self.ok::<PutAttachment>(PutAttachmentRequest::new(meta.clone(), bytes))
             }
             Write::DeleteAttachment(id) => {
-                let payload = json!({ "session_id": sid, "attachment_id": id });
-                let reply: DeletedResponse = self.call("delete-attachment", payload)?;
+                let reply = self.call::<DeleteAttachment>(AttachmentIdRequest {
+                    session_id: sid.to_string(),
+                    attachment_id: id.clone(),
+                })?;
                 applied.attachments_deleted.push(reply.deleted);
                 Ok(())
             }
-            Write::DeleteAttachments => self.ok("delete-attachments", json!({ "session_id": sid })),
+            Write::DeleteAttachments => self.ok::<DeleteAttachments>(session(sid)),
         }
     }
 }
 
+fn session(session_id: &str) -> SessionIdRequest {
+    SessionIdRequest { session_id: session_id.to_string() }
+}
+
 impl Store for BridgeStore {
     fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
-        self.call("get-meta", json!({ "session_id": session_id }))
+        self.call::<GetMeta>(session(session_id))
     }
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
-        Ok(self.call::<ListMetasResponse>("list-metas", json!({}))?.metas)
+        Ok(self.call::<ListMetas>(ListMetasRequest {})?.metas)
     }
 
     fn get_entry(
@@ -125,19 +127,17 @@ impl Store for BridgeStore {
         session_id: &str,
         entry_id: &str,
     ) -> Result<Option<SessionEntry>, StoreError> {
-        self.call("get-entry", json!({ "session_id": session_id, "entry_id": entry_id }))
+        let request =
+            EntryIdRequest { session_id: session_id.to_string(), entry_id: entry_id.to_string() };
+        self.call::<GetEntry>(request)
     }
 
     fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
-        let reply: ListEntriesResponse =
-            self.call("list-entries", json!({ "session_id": session_id }))?;
-        Ok(reply.entries)
+        Ok(self.call::<ListEntries>(session(session_id))?.entries)
     }
 
     fn get_active_leaf(&self, session_id: &str) -> Result<Option<String>, StoreError> {
-        let reply: ActiveLeafResponse =
-            self.call("get-active-leaf", json!({ "session_id": session_id }))?;
-        Ok(reply.entry_id)
+        Ok(self.call::<GetActiveLeaf>(session(session_id))?.entry_id)
     }
 
     fn get_attachment(
@@ -145,12 +145,15 @@ impl Store for BridgeStore {
         session_id: &str,
         attachment_id: &str,
     ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
-        let payload = json!({ "session_id": session_id, "attachment_id": attachment_id });
-        let Some(stored) = self.call::<Option<StoredAttachment>>("get-attachment", payload)? else {
+        let request = AttachmentIdRequest {
+            session_id: session_id.to_string(),
+            attachment_id: attachment_id.to_string(),
+        };
+        let Some(stored) = self.call::<GetAttachment>(request)? else {
             return Ok(None);
         };
-        let bytes = STANDARD
-            .decode(stored.data.as_bytes())
+        let bytes = stored
+            .bytes()
             .map_err(|e| failure("get-attachment", format!("undecodable reply: {e}")))?;
         Ok(Some((stored.meta, bytes)))
     }
@@ -167,9 +170,7 @@ impl Store for BridgeStore {
     }
 
     fn list_attachments(&self, session_id: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
-        let reply: ListAttachmentsResponse =
-            self.call("list-attachments", json!({ "session_id": session_id }))?;
-        Ok(reply.attachments)
+        Ok(self.call::<ListAttachments>(session(session_id))?.attachments)
     }
 
     /// One protocol call per write, in order, stopping at the first failure (see the module
