@@ -129,11 +129,10 @@ impl Workspace {
             None => &SystemClock,
         };
         let env = Env { clock, ids: &*self.ids, limits: self.limits };
-        let outcome = catalog::dispatch(&self.store, &env, function_id, request)
-            .unwrap_or_else(|| {
-                Err(SessionError::invalid_request(format!("unknown function {function_id}")))
-            })
-            .map_err(|e| error(&e))?;
+        // `catalog::call`: an unknown id is `session/invalid_request`, echoed clipped at 128
+        // bytes, exactly as in every other host.
+        let outcome =
+            catalog::call(&self.store, &env, function_id, request).map_err(|e| error(&e))?;
         let events = outcome.events.iter().map(|e| e.to_envelope()).collect();
         to_js(&CallResult { response: &outcome.response, events })
     }
