@@ -1,16 +1,23 @@
 // web-bench: the transcript of one session, paged through session::messages-tail (newest page
-// first, older pages on demand) with collapsed activity runs expanded through messages-range.
+// first, older pages on demand) with collapsed activity runs toggled open through messages-range.
 import { h, item } from './blocks.js';
 
 const PAGE_BLOCKS = 20;
+let runIds = 0;
 
 export class Transcript {
-  /** `hooks.actions(entryId)` returns the buttons shown on each item. */
+  /** `hooks.actions(entryId)` returns the buttons shown on each item. Call `close()` when done. */
   constructor(container, store, sessionId, hooks = {}) {
     Object.assign(this, { container, store, sessionId, hooks });
     this.observer = new IntersectionObserver((seen) => {
       if (seen.some((s) => s.isIntersecting)) this.loadOlder();
     }, { root: container.parentElement });
+  }
+
+  /** Stops watching the scroll position (the page shows another transcript). */
+  close() {
+    this.observer.disconnect();
+    this.olderButton = null;
   }
 
   /** Renders the newest page. */
@@ -21,6 +28,7 @@ export class Transcript {
     this.container.append(...this.nodes(page.messages));
     this.setMore(page);
     this.container.parentElement.scrollTop = this.container.parentElement.scrollHeight;
+    return this;
   }
 
   page(extra) {
@@ -29,7 +37,10 @@ export class Transcript {
 
   setMore(page) {
     this.oldest = page.oldest_entry_id;
-    this.olderButton?.remove();
+    if (this.olderButton) {
+      this.observer.unobserve(this.olderButton);
+      this.olderButton.remove();
+    }
     this.olderButton = null;
     if (page.has_more) {
       this.olderButton = h('button', { class: 'load-older', onclick: () => this.loadOlder() }, 'Load older');
@@ -61,7 +72,7 @@ export class Transcript {
       }
       const run = [];
       while (i < items.length && items[i].elided) run.push(items[i++]);
-      out.push(this.runNode(run));
+      out.push(...this.runNodes(run));
     }
     return out;
   }
@@ -70,13 +81,28 @@ export class Transcript {
     return item(it, this.hooks.actions ? this.hooks.actions(it.entry_id) : []);
   }
 
-  runNode(run) {
+  /** A run's bar (its toggle button says expanded or not) and the region its full entries fill. */
+  runNodes(run) {
     const calls = run.flatMap((it) => (it.message?.content ?? []).filter((b) => b.type === 'function_call'));
     const names = [...new Set(calls.map((c) => c.function_id))].join(', ');
+    const id = `run-${++runIds}`;
+    const region = h('div', { id, class: 'run-entries', role: 'group', 'aria-label': `${run.length} entries of the run`, hidden: true });
+    const toggle = h('button', {
+      class: 'expand', 'aria-expanded': 'false', 'aria-controls': id, 'aria-describedby': `${id}-summary`,
+      onclick: () => {
+        const open = toggle.getAttribute('aria-expanded') !== 'true';
+        if (open && !region.childElementCount) region.append(...this.expand(run));
+        region.hidden = !open;
+        toggle.setAttribute('aria-expanded', String(open));
+        toggle.textContent = open ? 'Collapse' : 'Expand';
+        bar.querySelector('.caret').textContent = open ? '▾' : '▸';
+      },
+    }, 'Expand');
     const bar = h('div', { class: 'run', 'data-run': run.map((it) => it.entry_id).join(' ') },
-      h('span', {}, `▸ ${run.length} collapsed entries`), calls.length ? h('span', { class: 'muted' }, `${calls.length} calls: ${names}`) : null,
-      h('button', { class: 'expand', onclick: () => bar.replaceWith(...this.expand(run)) }, 'Expand'));
-    return bar;
+      h('span', { id: `${id}-summary` }, h('span', { class: 'caret', 'aria-hidden': 'true' }, '▸'), ` ${run.length} collapsed entries`,
+        calls.length ? h('span', { class: 'muted' }, ` · ${calls.length} calls: ${names}`) : null),
+      toggle);
+    return [bar, region];
   }
 
   /** The full entries of a collapsed run, fetched with session::messages-range (paged). */
