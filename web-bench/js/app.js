@@ -2,12 +2,14 @@
 // forking, export and the simulation panel, all through the wasm Workspace.
 import { h } from './blocks.js';
 import { Transcript } from './transcript.js';
-import { renderTree } from './tree.js';
+import { renderTree, shape } from './tree.js';
+import { SessionList } from './sessions.js';
 import { Simulation } from './simulation.js';
 import { loadWasm, Store } from './wasm.js';
 
 const $ = (id) => document.getElementById(id);
-const state = { store: null, sources: new Map(), selected: null, simulation: null };
+// `trees`: each session's tree shape, read once (entries only change by loading or forking).
+const state = { store: null, sources: new Map(), selected: null, simulation: null, transcript: null, trees: new Map(), list: null };
 
 function status(text, isError = false) {
   $('status').textContent = text;
@@ -26,16 +28,6 @@ function allSessions() {
   return metas;
 }
 
-function renderSessions() {
-  $('sessions').replaceChildren(...allSessions().map((m) => h('li', {
-    class: m.session_id === state.selected ? 'selected' : '', 'data-session': m.session_id,
-    onclick: () => select(m.session_id),
-  }, h('div', { class: 'title' }, m.title || '(untitled)'),
-  h('div', { class: 'meta-line' }, h('span', { class: `badge ${m.status}` }, m.status),
-    ` ${m.message_count} messages · ${m.kind}`),
-  h('div', { class: 'meta-line' }, h('code', {}, m.session_id)))));
-}
-
 /** Loads exported .jsonl files (File objects) into the workspace. */
 export async function loadFiles(files) {
   await loadWasm();
@@ -46,6 +38,7 @@ export async function loadFiles(files) {
     try {
       const info = state.store.load(file.name, data);
       state.sources.set(info.session_id, { fileName: file.name, data });
+      state.trees.delete(info.session_id);
       notes.push(`${file.name}: ${info.lines} lines${info.skipped ? `, ${info.skipped} skipped` : ''}`);
       first ??= info.session_id;
     } catch (error) {
@@ -53,7 +46,7 @@ export async function loadFiles(files) {
     }
   }
   status(notes.join(' · '));
-  renderSessions();
+  state.list.render(allSessions(), state.selected);
   if (first) select(first);
 }
 
@@ -71,17 +64,29 @@ function itemActions(entryId) {
   return [h('button', { class: 'fork', title: 'fork a new session at this entry', onclick: () => fork(entryId) }, 'Fork')];
 }
 
-/** Shows one session of the main workspace. */
-export function select(sessionId) {
+/** Puts a new transcript in the pane (none: `store` null), releasing the previous one's observer. */
+function showTranscript(store, sessionId, hooks) {
+  state.transcript?.close();
+  state.transcript = store ? new Transcript($('transcript'), store, sessionId, hooks).open() : null;
+}
+
+/**
+ * Shows one session of the main workspace, reading only what it shows: its meta, its active
+ * leaf, the newest transcript page, and (the first time only) the tree's shape.
+ * `focusEntry`: the tree node to focus afterwards (keyboard activation keeps its place).
+ */
+export function select(sessionId, focusEntry) {
   state.simulation?.pause();
   state.simulation = null;
   $('simulation-section').hidden = true;
   state.selected = sessionId;
   const got = state.store.ask('session::get', { session_id: sessionId });
-  renderSessions();
+  state.list.mark(sessionId, got?.meta);
   $('session-header').replaceChildren(...(got ? header(got.meta) : [h('h2', {}, sessionId)]));
-  new Transcript($('transcript'), state.store, sessionId, { actions: itemActions }).open();
-  renderTree($('tree'), state.store, sessionId, switchLeaf);
+  showTranscript(state.store, sessionId, { actions: itemActions });
+  if (!state.trees.has(sessionId)) state.trees.set(sessionId, shape(state.store, sessionId));
+  const leaf = state.store.ask('session::store::get-active-leaf', { session_id: sessionId }).entry_id;
+  renderTree($('tree'), state.trees.get(sessionId), leaf, switchLeaf, focusEntry);
   $('export-button').disabled = false;
   $('simulate-button').disabled = false;
 }
@@ -90,7 +95,7 @@ function switchLeaf(entryId) {
   try {
     state.store.call('session::set-active-leaf', { session_id: state.selected, entry_id: entryId });
     status(`active leaf → ${entryId}`);
-    select(state.selected);
+    select(state.selected, entryId);
   } catch (error) {
     status(`${error.code}: ${error.message}`, true);
   }
@@ -100,6 +105,7 @@ function fork(entryId) {
   try {
     const { response, events } = state.store.call('session::fork', { session_id: state.selected, entry_id: entryId });
     status(`forked at ${entryId} → ${response.session_id} (${events.map((e) => e.trigger_type).join(', ')})`);
+    state.list.render(allSessions(), response.session_id);
     select(response.session_id);
   } catch (error) {
     status(`${error.code}: ${error.message}`, true);
@@ -108,10 +114,13 @@ function fork(entryId) {
 
 function exportSelected() {
   const text = state.store.exportText(state.selected);
-  const link = h('a', { href: URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' })), download: Store.fileName(state.selected) });
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
+  const link = h('a', { href: url, download: Store.fileName(state.selected) });
   document.body.append(link);
   link.click();
   link.remove();
+  // The download has its own reference to the blob once started; let go of the page's.
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
   status(`exported ${Store.fileName(state.selected)} (${text.length} bytes)`);
 }
 
@@ -123,9 +132,15 @@ function simulate() {
   state.simulation = new Simulation($('sim-steps'), $('sim-progress'), source.fileName, source.data, (store, sid) => {
     const got = store.ask('session::get', { session_id: sid });
     $('session-header').replaceChildren(h('div', { class: 'muted' }, 'simulation'), ...(got ? header(got.meta) : [h('h2', {}, sid)]));
-    if (!got) return $('transcript').replaceChildren(h('div', { class: 'muted' }, 'not created yet — press Step'));
-    new Transcript($('transcript'), store, sid).open();
-    renderTree($('tree'), store, sid, () => {});
+    if (!got) {
+      showTranscript(null);
+      $('tree').replaceChildren();
+      return $('transcript').replaceChildren(h('div', { class: 'muted' }, 'not created yet — press Step'));
+    }
+    showTranscript(store, sid);
+    // Each step changes the entries, so the simulated tree's shape is read afresh.
+    const leaf = store.ask('session::store::get-active-leaf', { session_id: sid }).entry_id;
+    renderTree($('tree'), shape(store, sid), leaf, null);
   });
   status(`simulation of ${state.simulation.sessionId}: ${state.simulation.steps.length} calls`);
 }
@@ -133,6 +148,8 @@ function simulate() {
 async function boot() {
   await loadWasm();
   state.store = new Store();
+  state.list = new SessionList($('sessions'), (sessionId) => select(sessionId));
+  $('open-button').addEventListener('click', () => $('file-input').click());
   $('file-input').addEventListener('change', (e) => loadFiles([...e.target.files]));
   const zone = document.body;
   zone.addEventListener('dragover', (e) => { e.preventDefault(); $('drop-zone').classList.add('over'); });

@@ -18,6 +18,14 @@ export function h(tag, attrs = {}, ...children) {
 
 const json = (value) => JSON.stringify(value, null, 2);
 
+/** `e_3f2a…9c1b` for a long generated id, the id itself when short. */
+export function shortId(id) {
+  return id.length > 12 ? `${id.slice(0, 6)}…${id.slice(-4)}` : id;
+}
+
+/** An id shown shortened, the whole id in its title. */
+const idCode = (id) => h('code', { title: id }, shortId(id));
+
 function size(bytes) {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1 << 20) return `${(bytes / 1024).toFixed(1)} KB`;
@@ -51,7 +59,8 @@ export function block(b) {
 
 /** Head line of an item: role, extra facts, optional action buttons. */
 function head(role, facts, actions) {
-  return h('div', { class: 'item-head' }, h('span', { class: 'role' }, role), facts, h('span', { class: 'actions' }, actions));
+  return h('div', { class: 'item-head' }, h('span', { class: 'role' }, role), h('span', { class: 'facts' }, facts),
+    h('span', { class: 'actions' }, actions));
 }
 
 /** A `messages` / `messages-tail` / `messages-range` item (message or custom entry). */
@@ -59,10 +68,10 @@ export function item(it, actions = []) {
   const m = it.message;
   if (!m) {
     return h('div', { class: 'item custom-entry', 'data-entry': it.entry_id },
-      head(`custom entry · ${it.custom.custom_type}`, h('code', {}, it.entry_id), actions),
+      head(`custom entry · ${it.custom.custom_type}`, idCode(it.entry_id), actions),
       h('pre', {}, json(it.custom.data)));
   }
-  const facts = [h('code', {}, it.entry_id)];
+  const facts = [idCode(it.entry_id)];
   if (m.role === 'assistant') facts.push(` ${m.model} · ${m.stop_reason}`);
   if (m.role === 'function_result') facts.push(` ${m.function_id} ← ${m.function_call_id}${m.is_error ? ' · error' : ''}`);
   if (m.role === 'custom') facts.push(` ${m.custom_type}`);
