@@ -65,7 +65,7 @@ impl ErrorCode {
         }
     }
 
-    /// Parses a wire code back (used by clients and the bridge).
+    /// Parses a wire code back (the bridge reads a main's error code with it).
     pub fn parse(code: &str) -> Option<ErrorCode> {
         ErrorCode::ALL.into_iter().find(|c| c.as_str() == code)
     }
@@ -146,27 +146,63 @@ impl fmt::Display for SessionError {
 
 impl core::error::Error for SessionError {}
 
-/// A failure inside a storage backend. Always surfaces to callers as `session/storage`.
+/// A failure inside a storage backend; callers of the functions see it as `session/storage`.
+/// Match on the variant (a bridged main's error keeps its `session/*` code in `Remote`); the text
+/// is for people.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreError(pub String);
+pub enum StoreError {
+    /// The backing medium failed: a file-system call (the text names the action and the path).
+    Io(String),
+    /// Stored data that does not decode (an attachment's metadata file, …).
+    Corrupt(String),
+    /// A rule of the store refused the write (`commit_append`'s checks).
+    Rejected(String),
+    /// The store could not answer without blocking; the caller retries where it may block (the
+    /// fs store's inline read view).
+    WouldBlock,
+    /// A broken invariant of the store itself (a bug, not the caller's or the medium's fault).
+    Internal(String),
+    /// A remote store (a bridge's main) answered `function` with an error; `code` is its
+    /// `session/*` code when it sent one.
+    Remote { function: String, code: Option<ErrorCode>, message: String },
+    /// A remote store did not answer `function`: unreachable, or no answer in time.
+    Unavailable { function: String, detail: String },
+}
 
 impl StoreError {
-    pub fn new(text: impl Into<String>) -> Self {
-        StoreError(text.into())
+    /// `Rejected` with this text.
+    pub fn rejected(text: impl Into<String>) -> Self {
+        StoreError::Rejected(text.into())
     }
 }
 
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            StoreError::Io(text)
+            | StoreError::Corrupt(text)
+            | StoreError::Rejected(text)
+            | StoreError::Internal(text) => f.write_str(text),
+            StoreError::WouldBlock => f.write_str("the store would block"),
+            StoreError::Remote { function, message, .. } => {
+                write!(f, "bridge {function} failed: {message}")
+            }
+            StoreError::Unavailable { function, detail } => {
+                write!(f, "bridge {function} failed: {detail}")
+            }
+        }
     }
 }
 
 impl core::error::Error for StoreError {}
 
+/// Every store error reaches callers as `session/storage` with the error's text (contract §4,
+/// §5.6: a bridge's remote error too, its text naming the protocol function); the main's own code
+/// stays in [`StoreError::Remote`] for Rust callers.
 impl From<StoreError> for SessionError {
     fn from(e: StoreError) -> Self {
-        SessionError::storage(e.0)
+        SessionError::storage(e.to_string())
     }
 }
 

@@ -120,7 +120,7 @@ impl SessionState {
         parent_explicit: bool,
     ) -> Result<(Option<Record>, CommitOutcome), StoreError> {
         let Some(meta) = self.meta.clone() else {
-            return Err(StoreError::new("commit_append: session meta does not exist"));
+            return Err(StoreError::rejected("commit_append: session meta does not exist"));
         };
         if let Some(stored) = self.entries.get(entry.id()) {
             if self.committed.contains(entry.id()) {
@@ -131,7 +131,7 @@ impl SessionState {
         } else if parent_explicit {
             if let Some(parent) = entry.parent_id() {
                 if !self.entries.contains_key(parent) {
-                    return Err(StoreError::new(alloc::format!(
+                    return Err(StoreError::rejected(alloc::format!(
                         "commit_append: parent {parent} does not exist"
                     )));
                 }

@@ -40,7 +40,7 @@ impl Store for FailingStore {
         self.0.list_attachments(sid)
     }
     fn apply(&self, _changes: &ChangeSet) -> Result<Applied, StoreError> {
-        Err(StoreError::new("disk full"))
+        Err(StoreError::Io("disk full".into()))
     }
 }
 

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use session_core::conformance::{message_entry, run_all, sample_meta, CHECKS};
-use session_core::{ChangeSet, ErrorCode, MemStore, SessionError, Store, Write};
+use session_core::{ChangeSet, ErrorCode, MemStore, SessionError, Store, StoreError, Write};
 use session_manager::bridge::loopback::Loopback;
-use session_manager::bridge::{BridgeStore, Transport};
+use session_manager::bridge::{BridgeStore, Transport, TransportError};
 
 fn bridged() -> (Arc<MemStore>, BridgeStore) {
     let main = Arc::new(MemStore::new());
@@ -39,12 +39,16 @@ fn a_failing_change_set_keeps_the_writes_before_the_failure() {
         })
         .with(Write::PutEntry(message_entry("z", None, 4, "z")));
     let err = store.apply(&changes).unwrap_err();
-    assert!(err.0.starts_with("bridge session::store::commit-append failed: "), "{err}");
+    let StoreError::Remote { function, code, .. } = &err else { panic!("not Remote: {err:?}") };
+    assert_eq!(
+        (function.as_str(), *code),
+        ("session::store::commit-append", Some(ErrorCode::Storage))
+    );
     assert!(main.get_entry("s", "x").unwrap().is_some(), "the write before the failure landed");
     assert!(main.get_entry("s", "z").unwrap().is_none(), "nothing after the failure was sent");
 }
 
-type Reply = Box<dyn Fn(&str) -> Result<Value, String> + Send + Sync>;
+type Reply = Box<dyn Fn(&str) -> Result<Value, TransportError> + Send + Sync>;
 
 /// Records calls and answers from a script.
 struct Scripted {
@@ -53,37 +57,74 @@ struct Scripted {
 }
 
 impl Transport for Scripted {
-    fn call(&self, function_id: &str, payload: Value) -> Result<Value, String> {
+    fn call(&self, function_id: &str, payload: Value) -> Result<Value, TransportError> {
         self.calls.lock().unwrap().push((function_id.to_string(), payload));
         (self.reply)(function_id)
     }
 }
 
 fn scripted(
-    reply: impl Fn(&str) -> Result<Value, String> + Send + Sync + 'static,
+    reply: impl Fn(&str) -> Result<Value, TransportError> + Send + Sync + 'static,
 ) -> (Arc<Scripted>, BridgeStore) {
     let t = Arc::new(Scripted { calls: Mutex::default(), reply: Box::new(reply) });
     (t.clone(), BridgeStore::new(t))
 }
 
+/// Every failure is typed (unavailable main, unusable reply, the main's own error with its code),
+/// names the protocol function, and reaches callers as `session/storage` (contract §5.6).
 #[test]
-fn every_failure_names_the_protocol_function_and_is_storage() {
-    let (_, down) = scripted(|_| Err("main engine at ws://m unreachable".into()));
+fn every_failure_is_typed_names_the_protocol_function_and_is_storage() {
+    let unreachable = || TransportError::Unavailable("main engine at ws://m unreachable".into());
+    let (_, down) = scripted(move |_| Err(unreachable()));
     let err = down.get_meta("s").unwrap_err();
-    assert_eq!(err.0, "bridge session::store::get-meta failed: main engine at ws://m unreachable");
-    assert_eq!(SessionError::from(err).code, ErrorCode::Storage);
-    let (_, garbage) = scripted(|_| Ok(json!({"metas": 5})));
-    let err = garbage.list_metas().unwrap_err().0;
-    assert!(
-        err.starts_with("bridge session::store::list-metas failed: undecodable reply"),
-        "{err}"
+    assert_eq!(
+        err,
+        StoreError::Unavailable {
+            function: "session::store::get-meta".into(),
+            detail: "main engine at ws://m unreachable".into(),
+        }
     );
-    let (_, remote) = scripted(|_| Err("session/storage: disk full".into()));
-    let err = remote.list_entries("s").unwrap_err().0;
-    assert_eq!(err, "bridge session::store::list-entries failed: session/storage: disk full");
+    assert_eq!(
+        err.to_string(),
+        "bridge session::store::get-meta failed: main engine at ws://m unreachable"
+    );
+    assert_eq!(SessionError::from(err).code, ErrorCode::Storage);
+
+    let (_, garbage) = scripted(|_| Ok(json!({"metas": 5})));
+    let err = garbage.list_metas().unwrap_err();
+    let StoreError::Remote { function, code: None, message } = &err else {
+        panic!("not an unusable reply: {err:?}")
+    };
+    assert_eq!(function, "session::store::list-metas");
+    assert!(message.starts_with("undecodable reply"), "{message}");
+
+    let disk_full = || TransportError::Remote {
+        code: "session/storage".into(),
+        message: "session/storage: disk full".into(),
+    };
+    let (_, remote) = scripted(move |_| Err(disk_full()));
+    let err = remote.list_entries("s").unwrap_err();
+    assert_eq!(
+        err,
+        StoreError::Remote {
+            function: "session::store::list-entries".into(),
+            code: Some(ErrorCode::Storage),
+            message: "session/storage: disk full".into(),
+        }
+    );
+    let wire = SessionError::from(err);
+    assert_eq!(wire.code, ErrorCode::Storage);
+    assert_eq!(
+        wire.message(),
+        "session/storage: bridge session::store::list-entries failed: session/storage: disk full"
+    );
+
     let (_, refused) = scripted(|_| Ok(json!({"ok": false})));
-    let err = refused.apply(&ChangeSet::new("s").with(Write::DeleteMeta)).unwrap_err().0;
-    assert!(err.starts_with("bridge session::store::delete-meta failed"), "{err}");
+    let err = refused.apply(&ChangeSet::new("s").with(Write::DeleteMeta)).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Remote { function, code: None, .. } if function == "session::store::delete-meta"),
+        "{err:?}"
+    );
 }
 
 #[test]

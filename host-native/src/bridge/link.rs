@@ -23,7 +23,7 @@ use session_core::wire::StoreEventsBindingConfig;
 use session_core::Emitted;
 
 use super::relay;
-use super::Transport;
+use super::{Transport, TransportError};
 use crate::config::BridgeAdapterConfig;
 use crate::emitter::Emitter;
 
@@ -120,7 +120,11 @@ impl Bridge {
 
     /// One protocol call, bounded by the timeout: waits for the connection (never queueing a
     /// call on a closed socket, so a failed call cannot land later), then calls.
-    pub async fn request(&self, function_id: &str, payload: Value) -> Result<Value, String> {
+    pub async fn request(
+        &self,
+        function_id: &str,
+        payload: Value,
+    ) -> Result<Value, TransportError> {
         request(&self.client, &self.url, self.timeout, function_id, payload).await
     }
 
@@ -160,8 +164,10 @@ impl Bridge {
 
 impl Transport for Bridge {
     /// Runs [`Bridge::request`] on the bridge's own runtime and waits for it on this thread.
-    fn call(&self, function_id: &str, payload: Value) -> Result<Value, String> {
-        let Some(io) = &self.io else { return Err("the bridge is closed".into()) };
+    fn call(&self, function_id: &str, payload: Value) -> Result<Value, TransportError> {
+        let Some(io) = &self.io else {
+            return Err(TransportError::Unavailable("the bridge is closed".into()));
+        };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let (client, url, timeout) = (self.client.clone(), self.url.clone(), self.timeout);
         let function_id = function_id.to_string();
@@ -170,7 +176,7 @@ impl Transport for Bridge {
         });
         // The request is bounded by `timeout`; the margin covers scheduling.
         rx.recv_timeout(timeout + Duration::from_secs(1))
-            .unwrap_or_else(|_| Err(format!("no answer within {} ms", timeout.as_millis())))
+            .unwrap_or_else(|_| Err(no_answer(timeout)))
     }
 }
 
@@ -192,15 +198,15 @@ async fn request(
     timeout: Duration,
     function_id: &str,
     payload: Value,
-) -> Result<Value, String> {
+) -> Result<Value, TransportError> {
     let deadline = Instant::now() + timeout;
     while client.get_connection_state() != IIIConnectionState::Connected {
         if Instant::now() >= deadline {
-            return Err(format!(
+            return Err(TransportError::Unavailable(format!(
                 "main engine at {url} unreachable ({:?} for {} ms)",
                 client.get_connection_state(),
                 timeout.as_millis()
-            ));
+            )));
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -212,10 +218,14 @@ async fn request(
         timeout_ms: Some(left.as_millis() as u64),
     };
     client.trigger(request).await.map_err(|e| match e {
-        iii_sdk::Error::Remote { message, .. } => message,
-        iii_sdk::Error::Timeout => format!("no answer within {} ms", timeout.as_millis()),
-        other => other.to_string(),
+        iii_sdk::Error::Remote { code, message, .. } => TransportError::Remote { code, message },
+        iii_sdk::Error::Timeout => no_answer(timeout),
+        other => TransportError::Unavailable(other.to_string()),
     })
+}
+
+fn no_answer(timeout: Duration) -> TransportError {
+    TransportError::Unavailable(format!("no answer within {} ms", timeout.as_millis()))
 }
 
 #[cfg(test)]
@@ -256,9 +266,13 @@ mod tests {
         assert_eq!(bridge.relay_id.len(), relay::RELAY_PREFIX.len() + 32);
         let store = super::super::BridgeStore::new(std::sync::Arc::new(bridge));
         let started = Instant::now();
-        let err = session_core::Store::get_meta(&store, "s").unwrap_err().0;
-        assert!(err.starts_with("bridge session::store::get-meta failed: "), "{err}");
-        assert!(err.contains("unreachable"), "{err}");
+        let err = session_core::Store::get_meta(&store, "s").unwrap_err();
+        let session_core::StoreError::Unavailable { function, detail } = &err else {
+            panic!("not Unavailable: {err:?}");
+        };
+        assert_eq!(function, "session::store::get-meta");
+        assert!(detail.contains("unreachable"), "{detail}");
+        assert!(err.to_string().starts_with("bridge session::store::get-meta failed: "), "{err}");
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     }
 }

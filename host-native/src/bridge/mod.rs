@@ -2,7 +2,7 @@
 //! protocol over a separate engine connection, and the relay that brings the main's event feed
 //! back to this instance's local subscribers.
 //!
-//! * [`transport`]: the [`Transport`] seam (one protocol call → JSON reply or error text).
+//! * [`transport`]: the [`Transport`] seam (one protocol call → JSON reply or a [`TransportError`] that keeps the main's error code).
 //! * [`store`]: [`BridgeStore`], the `session_core::Store` over a transport.
 //! * [`link`]: [`Bridge`], the live connection to the main (transport, relay, publish, shutdown).
 //! * [`relay`]: the relay function's name and handler.
@@ -16,4 +16,4 @@ pub mod transport;
 
 pub use link::Bridge;
 pub use store::BridgeStore;
-pub use transport::Transport;
+pub use transport::{Transport, TransportError};

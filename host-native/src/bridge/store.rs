@@ -18,9 +18,9 @@ use session_core::record::CommitOutcome;
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
 use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
-use session_core::{Applied, ChangeSet, Store, StoreError, Write};
+use session_core::{Applied, ChangeSet, ErrorCode, Store, StoreError, Write};
 
-use super::Transport;
+use super::{Transport, TransportError};
 
 /// Prefix of every protocol function id.
 pub const PROTOCOL: &str = "session::store::";
@@ -37,9 +37,20 @@ impl std::fmt::Debug for BridgeStore {
     }
 }
 
-/// The error of protocol function `name`.
-pub fn failure(name: &str, detail: impl std::fmt::Display) -> StoreError {
-    StoreError::new(format!("bridge {PROTOCOL}{name} failed: {detail}"))
+/// The main answered `function` with something unusable (undecodable, `ok: false`).
+fn unusable(function: &str, detail: impl std::fmt::Display) -> StoreError {
+    StoreError::Remote { function: function.to_string(), code: None, message: detail.to_string() }
+}
+
+/// A failed call of `function`: the main's error keeps its `session/*` code.
+fn failed(function: &str, e: TransportError) -> StoreError {
+    let function = function.to_string();
+    match e {
+        TransportError::Remote { code, message } => {
+            StoreError::Remote { function, code: ErrorCode::parse(&code), message }
+        }
+        TransportError::Unavailable(detail) => StoreError::Unavailable { function, detail },
+    }
 }
 
 impl BridgeStore {
@@ -49,11 +60,11 @@ impl BridgeStore {
 
     /// One protocol call, typed by its [`StoreCall`] definition (the one the main serves).
     fn call<C: StoreCall>(&self, request: Req<C>) -> Result<Resp<C>, StoreError> {
-        let name = C::ID.trim_start_matches(PROTOCOL);
         let payload = serde_json::to_value(request)
-            .map_err(|e| failure(name, format!("unencodable request: {e}")))?;
-        let reply = self.transport.call(C::ID, payload).map_err(|e| failure(name, e))?;
-        serde_json::from_value(reply).map_err(|e| failure(name, format!("undecodable reply: {e}")))
+            .map_err(|e| StoreError::Internal(format!("{}: unencodable request: {e}", C::ID)))?;
+        let reply = self.transport.call(C::ID, payload).map_err(|e| failed(C::ID, e))?;
+        serde_json::from_value(reply)
+            .map_err(|e| unusable(C::ID, format!("undecodable reply: {e}")))
     }
 
     /// A write answering `{ok: true}`.
@@ -61,7 +72,7 @@ impl BridgeStore {
         if self.call::<C>(request)?.ok {
             Ok(())
         } else {
-            Err(failure(C::ID.trim_start_matches(PROTOCOL), "the main answered ok: false"))
+            Err(unusable(C::ID, "the main answered ok: false"))
         }
     }
 
@@ -154,7 +165,7 @@ impl Store for BridgeStore {
         };
         let bytes = stored
             .bytes()
-            .map_err(|e| failure("get-attachment", format!("undecodable reply: {e}")))?;
+            .map_err(|e| unusable(GetAttachment::ID, format!("undecodable reply: {e}")))?;
         Ok(Some((stored.meta, bytes)))
     }
 

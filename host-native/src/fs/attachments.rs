@@ -57,7 +57,7 @@ impl Attachments {
         self.io.create_dir_all(&dir).map_err(|e| io_err("create", &dir, &e))?;
         let (bin, json) = self.paths(&meta.session_id, &meta.attachment_id);
         let meta_bytes = serde_json::to_vec(meta)
-            .map_err(|e| StoreError::new(format!("fs store: encode attachment meta: {e}")))?;
+            .map_err(|e| StoreError::Corrupt(format!("fs store: encode attachment meta: {e}")))?;
         let io = &*self.io;
         let fresh = !json.exists();
         let written = (|| {
@@ -201,6 +201,6 @@ fn tmp_of(path: &Path) -> PathBuf {
 
 fn parse_meta(path: &Path, bytes: &[u8]) -> Result<AttachmentMeta, StoreError> {
     serde_json::from_slice(bytes).map_err(|e| {
-        StoreError::new(format!("fs store: malformed attachment meta {}: {e}", path.display()))
+        StoreError::Corrupt(format!("fs store: malformed attachment meta {}: {e}", path.display()))
     })
 }

@@ -25,7 +25,7 @@ use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError};
 
 use super::session::{Loaded, Slot};
-use super::FsStore;
+use super::{not_loaded, FsStore};
 
 /// Largest log replayed on the calling thread when a session is first touched.
 pub const INLINE_LOAD_MAX_BYTES: u64 = 64 * 1024;
@@ -53,7 +53,7 @@ impl FsStore {
 impl Inline<'_> {
     fn refuse<R>(&self) -> Result<R, StoreError> {
         self.refused.set(true);
-        Err(StoreError::new("fs store: would block (retried on a blocking thread)"))
+        Err(StoreError::WouldBlock)
     }
 
     /// [`FsStore::with_loaded`] without waiting: a busy slot or a large unloaded log refuses.
@@ -93,9 +93,7 @@ impl Inline<'_> {
     }
 
     fn read<R>(&self, sid: &str, f: impl FnOnce(&Loaded) -> R) -> Result<R, StoreError> {
-        self.with_loaded(sid, |slot| {
-            slot.as_ref().map(f).ok_or_else(|| StoreError::new("fs store: session not loaded"))
-        })
+        self.with_loaded(sid, |slot| slot.as_ref().map(f).ok_or_else(not_loaded))
     }
 }
 
@@ -122,7 +120,7 @@ impl Store for Inline<'_> {
                 Ok(l.state.entries.values().cloned().collect())
             }
             Some(_) => self.refuse(),
-            None => Err(StoreError::new("fs store: session not loaded")),
+            None => Err(not_loaded()),
         })
     }
 

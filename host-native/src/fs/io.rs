@@ -11,7 +11,7 @@ use super::vfs::FsIo;
 
 /// A storage error naming the action and the path.
 pub(crate) fn io_err(action: &str, path: &Path, e: &io::Error) -> StoreError {
-    StoreError::new(format!("fs store: {action} {}: {e}", path.display()))
+    StoreError::Io(format!("fs store: {action} {}: {e}", path.display()))
 }
 
 /// Writes `bytes` to `tmp`, optionally fsyncs it, then renames it over `path`. The directory entry

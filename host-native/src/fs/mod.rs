@@ -212,9 +212,7 @@ impl FsStore {
     }
 
     fn read<R>(&self, sid: &str, f: impl FnOnce(&Loaded) -> R) -> Result<R, StoreError> {
-        self.with_loaded(sid, |slot| {
-            slot.as_ref().map(f).ok_or_else(|| StoreError::new("fs store: session not loaded"))
-        })
+        self.with_loaded(sid, |slot| slot.as_ref().map(f).ok_or_else(not_loaded))
     }
 
     /// Drops the least recently used sessions until the cache is under 3/4 of its budget; never
@@ -263,8 +261,7 @@ impl FsStore {
         let sid = changes.session_id.as_str();
         let ctx = self.ctx();
         let durable = ctx.sync != SyncMode::Never;
-        let loaded =
-            slot.as_mut().ok_or_else(|| StoreError::new("fs store: session not loaded"))?;
+        let loaded = slot.as_mut().ok_or_else(not_loaded)?;
         let (log, commit) = match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
             Ok(planned) => planned,
             Err(e) => {
@@ -356,6 +353,11 @@ impl FsStore {
         }
         Ok(applied)
     }
+}
+
+/// A slot that [`FsStore::with_loaded`] should have loaded is empty (a bug).
+pub(crate) fn not_loaded() -> StoreError {
+    StoreError::Internal("fs store: session not loaded".into())
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
