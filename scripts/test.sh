@@ -95,7 +95,7 @@ WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$(command -v chromedriver)" \
 
 step "web bench: bundle (release-wasm + wasm-bindgen --target web) and Playwright end-to-end test"
 bash web-bench/build.sh
-(cd web-bench && npm ci --no-audit --no-fund && node --test tests/e2e.test.mjs)
+(cd web-bench && npm ci --no-audit --no-fund && node --test tests/e2e.test.mjs tests/access.test.mjs)
 
 step "npm package: session-core built, packed, installed into tests/ts-consumer, tsc (negative case must fail), declarations cover the catalog, run under Node, gzipped bundle <= 250 KB"
 bash scripts/npm-package.sh
