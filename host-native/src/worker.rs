@@ -7,7 +7,7 @@ use iii_sdk::{Error, IIIClient, InitOptions};
 use serde_json::Value;
 use session_core::catalog::{self, Attachments, OpKind, Operation};
 use session_core::wire::ReloadStatus;
-use session_core::{Env, Limits, Outcome, SessionError, Store};
+use session_core::{Clock, Env, IdGen, Limits, Outcome, SessionError, Store};
 
 use crate::clock::{random_ids, SystemClock};
 use crate::emitter::Emitter;
@@ -26,9 +26,18 @@ pub struct Worker {
     limits: RwLock<Limits>,
     pub locks: SessionLocks,
     pub emitter: Emitter,
+    /// The clock and id source of every call (the system clock and uuid v4 ids).
+    sources: Sources,
     pub status: Mutex<ReloadStatus>,
     /// Serializes hot reloads.
     pub reload: tokio::sync::Mutex<()>,
+}
+
+/// Where a call's time and fresh ids come from.
+#[derive(Clone)]
+struct Sources {
+    clock: Arc<dyn Clock + Send + Sync>,
+    ids: Arc<dyn IdGen + Send + Sync>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -53,9 +62,22 @@ impl Worker {
             limits: RwLock::new(limits),
             locks: SessionLocks::default(),
             emitter,
+            sources: Sources { clock: Arc::new(SystemClock), ids: Arc::new(random_ids()) },
             status: Mutex::new(ReloadStatus::default()),
             reload: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// This worker with another clock and id source for every call: deterministic tests (the
+    /// BDD suite runs its scenarios through [`Worker::call`] with a manual clock and sequential
+    /// ids). Production workers keep the system clock and uuid v4 ids of [`Worker::new`].
+    pub fn with_sources(
+        mut self,
+        clock: Arc<dyn Clock + Send + Sync>,
+        ids: Arc<dyn IdGen + Send + Sync>,
+    ) -> Self {
+        self.sources = Sources { clock, ids };
+        self
     }
 
     /// The live runtime (a snapshot: a call finishes on the runtime it started with).
@@ -100,17 +122,19 @@ impl Worker {
         // other store) on a blocking thread.
         let inline = match runtime.fs_store() {
             Some(fs) if inline_candidate(op) => {
-                fs.inline(|store| run(store, limits, op, payload.clone()))
+                fs.inline(|store| run(store, &self.sources, limits, op, payload.clone()))
             }
             _ => None,
         };
         let result = match inline {
             Some(result) => result,
             None => {
-                let store_runtime = runtime.clone();
-                tokio::task::spawn_blocking(move || run(&*store_runtime.store, limits, op, payload))
-                    .await
-                    .map_err(|e| Error::Runtime(format!("{} panicked: {e}", op.id)))?
+                let (store_runtime, sources) = (runtime.clone(), self.sources.clone());
+                tokio::task::spawn_blocking(move || {
+                    run(&*store_runtime.store, &sources, limits, op, payload)
+                })
+                .await
+                .map_err(|e| Error::Runtime(format!("{} panicked: {e}", op.id)))?
             }
         };
         match result {
@@ -150,12 +174,12 @@ pub fn with_telemetry(mut options: InitOptions) -> InitOptions {
 /// The store part of a call: decide, apply, encode.
 fn run(
     store: &dyn Store,
+    sources: &Sources,
     limits: Limits,
     op: &Operation,
     payload: Value,
 ) -> Result<Outcome<Value>, SessionError> {
-    let (clock, ids) = (SystemClock, random_ids());
-    let env = Env { clock: &clock, ids: &ids, limits };
+    let env = Env { clock: &*sources.clock, ids: &*sources.ids, limits };
     catalog::dispatch(store, &env, op.id, payload)
         .unwrap_or_else(|| Err(SessionError::invalid_request(format!("{} is not served", op.id))))
 }
