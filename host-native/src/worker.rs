@@ -104,7 +104,7 @@ impl Worker {
     }
 
     /// Runs one catalog function (not the operator ones) and publishes its events.
-    pub async fn call(&self, op: &'static Operation, payload: Value) -> Result<Value, Error> {
+    pub async fn call(&self, op: &'static Operation, mut payload: Value) -> Result<Value, Error> {
         let runtime = self.runtime();
         if op.kind == OpKind::StoreProtocol && !runtime.is_fs() {
             return Err(Error::Handler(format!(
@@ -122,6 +122,11 @@ impl Worker {
         // other store) on a blocking thread.
         let inline = match runtime.fs_store() {
             Some(fs) if inline_candidate(op) => {
+                // The inline try works on a copy (the payload is kept for a retry on a blocking
+                // thread), and cloning a `Value` recurses: first refuse what the core refuses
+                // for its depth or size, so no payload of any depth is ever cloned.
+                let budget = session_core::limits::request_budget(op.effects, &limits);
+                payload = session_core::limits::check(payload, budget).map_err(|e| remote(&e))?;
                 fs.inline(|store| run(store, &self.sources, limits, op, payload.clone()))
             }
             _ => None,
