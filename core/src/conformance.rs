@@ -3,7 +3,8 @@
 //! store, the fs store and (later) the wasm host all run the same checks. `no_std`.
 //!
 //! Each `check_*` builds fresh stores with `make` and returns `Err(text)` on the first broken
-//! expectation; [`run_all`] runs every check and returns the failures as `"name: text"`.
+//! expectation; [`run_all`] runs every check and returns the failures as `"name: text"`, and
+//! [`conformance_tests!`](crate::conformance_tests) makes each check a `#[test]` of its own.
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -21,25 +22,68 @@ pub type Make<'a> = &'a dyn Fn() -> Box<dyn Store>;
 
 type Check = fn(Make<'_>) -> Result<(), String>;
 
-/// Every check, by name.
-pub const CHECKS: &[(&str, Check)] = &[
-    ("unknown_session_reads_empty", check_unknown_session_reads_empty),
-    ("meta_put_get_list_delete", check_meta_put_get_list_delete),
-    ("entries_put_get_list_delete", check_entries_put_get_list_delete),
-    ("leaf_set_get_delete", check_leaf_set_get_delete),
-    ("attachments", check_attachments),
-    ("commit_append_needs_meta", check_commit_append_needs_meta),
-    ("commit_append_implicit_parent", check_commit_append_implicit_parent),
-    ("commit_append_explicit_parent", check_commit_append_explicit_parent),
-    ("commit_append_idempotent", check_commit_append_idempotent),
-    ("commit_append_completes_uncommitted", check_commit_append_completes_uncommitted),
-    ("custom_entries_not_counted", check_custom_entries_not_counted),
-    ("delete_session", check_delete_session),
-    ("committed_survives_rewrite", check_committed_survives_rewrite),
-    ("change_set_is_atomic", check_change_set_is_atomic),
-    ("sessions_are_isolated", check_sessions_are_isolated),
-    ("hostile_ids", check_hostile_ids),
-];
+/// Hands every check to `callback` as `callback! { [args] name => check_fn, … }`: the one list
+/// both [`CHECKS`] and [`conformance_tests!`](crate::conformance_tests) are built from.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_conformance_check {
+    ([$($args:tt)*] $($callback:tt)+) => {
+        $($callback)+! { [$($args)*]
+            unknown_session_reads_empty => check_unknown_session_reads_empty,
+            meta_put_get_list_delete => check_meta_put_get_list_delete,
+            entries_put_get_list_delete => check_entries_put_get_list_delete,
+            leaf_set_get_delete => check_leaf_set_get_delete,
+            attachments => check_attachments,
+            commit_append_needs_meta => check_commit_append_needs_meta,
+            commit_append_implicit_parent => check_commit_append_implicit_parent,
+            commit_append_explicit_parent => check_commit_append_explicit_parent,
+            commit_append_idempotent => check_commit_append_idempotent,
+            commit_append_completes_uncommitted => check_commit_append_completes_uncommitted,
+            custom_entries_not_counted => check_custom_entries_not_counted,
+            delete_session => check_delete_session,
+            committed_survives_rewrite => check_committed_survives_rewrite,
+            change_set_is_atomic => check_change_set_is_atomic,
+            sessions_are_isolated => check_sessions_are_isolated,
+            hostile_ids => check_hostile_ids,
+        }
+    };
+}
+
+/// One `#[test]` per check (named after it) against the stores `make` builds: put the call in a
+/// module of its own, e.g. `mod fs { session_core::conformance_tests!(factory()); }`. `make` is
+/// evaluated once per test and must give a `Fn() -> Box<dyn Store>` (it may own the stores'
+/// temp dirs: it is dropped after the check).
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        $crate::for_each_conformance_check!([$make] $crate::__conformance_test_fns);
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_test_fns {
+    ([$make:expr] $($name:ident => $check:ident,)*) => {
+        $(
+            #[test]
+            fn $name() {
+                let make = $make;
+                if let Err(e) = $crate::conformance::$check(&make) {
+                    panic!("conformance check {} failed: {e}", stringify!($name));
+                }
+            }
+        )*
+    };
+}
+
+macro_rules! checks_table {
+    ([] $($name:ident => $check:ident,)*) => {
+        /// Every check, by name.
+        pub const CHECKS: &[(&str, Check)] = &[$((stringify!($name), $check),)*];
+    };
+}
+
+for_each_conformance_check!([] checks_table);
 
 /// Runs every check; returns the failures (empty = conformant).
 pub fn run_all(make: Make<'_>) -> Vec<String> {

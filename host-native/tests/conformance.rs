@@ -1,56 +1,129 @@
-//! Runs session-core's storage conformance suite against `FsStore` in every sync mode, plus the
-//! same suite across a restart (each store is dropped and reopened on the same data_dir).
+//! Runs session-core's storage conformance suite against `FsStore`, one test per check: in every
+//! sync mode (`sync_always::<check>`, …), with a one-byte cache budget (`tiny_cache::<check>`),
+//! and across restarts (`restarted::<check>`: the store is closed and reopened on its data_dir
+//! after every write, so every later read and write meets a store that knows only its files).
 
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
-use session_core::conformance::{run_all, CHECKS};
-use session_core::Store;
+use session_core::conformance::CHECKS;
+use session_core::store::{Applied, ChangeSet};
+use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+use session_core::{Store, StoreError};
 use session_manager::{FsConfig, FsStore, SyncMode};
 
-fn fs_store(sync: SyncMode) -> (tempfile::TempDir, Box<dyn Store>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = FsStore::open(FsConfig::new(dir.path()).sync(sync)).expect("open");
-    (dir, Box::new(store))
-}
-
-fn run(sync: SyncMode) {
+/// Fresh stores, each `FsStore::open(config(dir))` on a temp dir of its own; the dirs live as
+/// long as the factory.
+fn factory(config: fn(&std::path::Path) -> FsConfig) -> impl Fn() -> Box<dyn Store> {
     let dirs = Mutex::new(Vec::new());
-    let failures = run_all(&|| {
-        let (dir, store) = fs_store(sync);
-        dirs.lock().expect("lock").push(dir);
-        store
-    });
-    assert!(failures.is_empty(), "{sync:?}: conformance failures:\n{}", failures.join("\n"));
-}
-
-#[test]
-fn fs_store_is_conformant_sync_always() {
-    run(SyncMode::Always);
-}
-
-#[test]
-fn fs_store_is_conformant_sync_group() {
-    run(SyncMode::Group);
-}
-
-#[test]
-fn fs_store_is_conformant_sync_never() {
-    run(SyncMode::Never);
-}
-
-#[test]
-fn tiny_cache_budget_is_conformant() {
-    let dirs = Mutex::new(Vec::new());
-    let failures = run_all(&|| {
+    move || {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut cfg = FsConfig::new(dir.path()).sync(SyncMode::Never);
-        cfg.cache_bytes = 1;
-        cfg.max_cached_sessions = 1;
-        let store = FsStore::open(cfg).expect("open");
+        let store = FsStore::open(config(dir.path())).expect("open");
         dirs.lock().expect("lock").push(dir);
         Box::new(store) as Box<dyn Store>
-    });
-    assert!(failures.is_empty(), "conformance failures:\n{}", failures.join("\n"));
+    }
+}
+
+mod sync_always {
+    session_core::conformance_tests!(super::factory(
+        |d| super::FsConfig::new(d).sync(super::SyncMode::Always)
+    ));
+}
+
+mod sync_group {
+    session_core::conformance_tests!(super::factory(
+        |d| super::FsConfig::new(d).sync(super::SyncMode::Group)
+    ));
+}
+
+mod sync_never {
+    session_core::conformance_tests!(super::factory(
+        |d| super::FsConfig::new(d).sync(super::SyncMode::Never)
+    ));
+}
+
+/// Every session is evicted as soon as another is touched.
+fn tiny_cache(dir: &std::path::Path) -> FsConfig {
+    let mut cfg = FsConfig::new(dir).sync(SyncMode::Never);
+    cfg.cache_bytes = 1;
+    cfg.max_cached_sessions = 1;
+    cfg
+}
+
+mod tiny_cache {
+    session_core::conformance_tests!(super::factory(super::tiny_cache));
+}
+
+/// An `FsStore` closed and reopened on its data_dir after every `apply`, failed ones included (a
+/// refused change set must leave nothing in the files either). No fsync: a clean close leaves
+/// every write in the files whatever the sync mode.
+#[derive(Debug)]
+struct Restarting {
+    store: RwLock<Option<FsStore>>,
+    dir: tempfile::TempDir,
+}
+
+impl Restarting {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Restarting { store: RwLock::new(Some(Self::open(&dir))), dir }
+    }
+
+    fn open(dir: &tempfile::TempDir) -> FsStore {
+        FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("reopen")
+    }
+
+    fn read<R>(&self, f: impl FnOnce(&FsStore) -> R) -> R {
+        f(self.store.read().expect("lock").as_ref().expect("open"))
+    }
+}
+
+impl Store for Restarting {
+    fn get_meta(&self, sid: &str) -> Result<Option<SessionMeta>, StoreError> {
+        self.read(|s| s.get_meta(sid))
+    }
+    fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        self.read(|s| s.list_metas())
+    }
+    fn get_entry(&self, sid: &str, eid: &str) -> Result<Option<SessionEntry>, StoreError> {
+        self.read(|s| s.get_entry(sid, eid))
+    }
+    fn list_entries(&self, sid: &str) -> Result<Vec<SessionEntry>, StoreError> {
+        self.read(|s| s.list_entries(sid))
+    }
+    fn get_active_leaf(&self, sid: &str) -> Result<Option<String>, StoreError> {
+        self.read(|s| s.get_active_leaf(sid))
+    }
+    fn get_attachment(
+        &self,
+        sid: &str,
+        aid: &str,
+    ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
+        self.read(|s| s.get_attachment(sid, aid))
+    }
+    fn get_attachment_meta(
+        &self,
+        sid: &str,
+        aid: &str,
+    ) -> Result<Option<AttachmentMeta>, StoreError> {
+        self.read(|s| s.get_attachment_meta(sid, aid))
+    }
+    fn list_attachments(&self, sid: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
+        self.read(|s| s.list_attachments(sid))
+    }
+    fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        let mut slot = self.store.write().expect("lock");
+        let applied = slot.as_ref().expect("open").apply(changes);
+        // Close (the old store drops before the new one opens), then reopen.
+        *slot = None;
+        *slot = Some(Self::open(&self.dir));
+        applied
+    }
+}
+
+mod restarted {
+    session_core::conformance_tests!(
+        || Box::new(super::Restarting::new()) as Box<dyn session_core::Store>
+    );
 }
 
 #[test]
