@@ -1,32 +1,54 @@
-//! The Cucumber BDD suite: `cargo test --test bdd [-- --tags @pure]`. Scenarios tagged `@pure`
-//! drive the core's catalog dispatcher over an in-memory store with sequential ids and a manual
-//! clock; `@engine` scenarios need a running engine and are reported skipped without one.
+//! The Cucumber BDD suite: `cargo test --test bdd [-- --tags @pure]`. Every `@pure` scenario runs
+//! twice, with a manual clock and sequential ids: once on the core's catalog dispatcher over an
+//! in-memory store ("core over memory"), then through the worker's `Worker::call` over an fs
+//! store in a temp data_dir ("worker over fs"). `@engine` scenarios run once, in the first run;
+//! they need a running engine and are reported skipped without one.
 
 mod engine;
+mod features;
+mod host;
 mod json;
 mod steps;
 mod world;
 
+use cucumber::writer::Stats as _;
 use cucumber::World as _;
+use host::HostKind;
 use world::SessionWorld;
 
 fn main() {
     let features = concat!(env!("CARGO_MANIFEST_DIR"), "/features");
-    let mut cucumber = SessionWorld::cucumber();
-    // `@engine` scenarios start with this step; without III_BIN it stays undefined, so they are
-    // reported skipped.
-    if std::env::var_os(engine::III_BIN).is_some() {
-        cucumber = cucumber
-            .given(engine::start_regex(), engine::start_step)
-            .given(engine::topology_regex(), engine::topology_step)
-            .given(engine::engine_only_regex(), engine::engine_only_step);
-    }
-    // The engine client (iii-sdk) needs a tokio runtime around the steps.
+    // The engine client (iii-sdk) and the worker need a tokio runtime around the steps.
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
-    runtime.block_on(
-        cucumber
-            // A skipped step in a pure scenario means a step with no definition: fail on it.
-            .fail_on_skipped_with(|_, _, scenario| !scenario.tags.iter().any(|t| t == "engine"))
-            .run_and_exit(features),
-    );
+    let mut failures = Vec::new();
+    for kind in HostKind::ALL {
+        host::select(kind);
+        println!("[Run: {}]", kind.label());
+        let mut cucumber =
+            SessionWorld::cucumber::<&str>().with_parser::<_, &str>(features::Labelled(kind));
+        // `@engine` scenarios start with this step; without III_BIN it stays undefined, so they
+        // are reported skipped.
+        if std::env::var_os(engine::III_BIN).is_some() {
+            cucumber = cucumber
+                .given(engine::start_regex(), engine::start_step)
+                .given(engine::topology_regex(), engine::topology_step)
+                .given(engine::engine_only_regex(), engine::engine_only_step);
+        }
+        let writer = runtime.block_on(
+            cucumber
+                // A skipped step in a pure scenario means a step with no definition: fail on it.
+                .fail_on_skipped_with(|_, _, scenario| !scenario.tags.iter().any(|t| t == "engine"))
+                .run(features),
+        );
+        if writer.execution_has_failed() {
+            failures.push(format!(
+                "{}: {} failed steps, {} parsing errors, {} hook errors",
+                kind.label(),
+                writer.failed_steps(),
+                writer.parsing_errors(),
+                writer.hook_errors()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("; "));
 }

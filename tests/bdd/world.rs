@@ -1,30 +1,31 @@
-//! The scenario world: the core dispatcher over a `MemStore`, a manual clock, sequential ids,
-//! the last call's result and events, and in-process trigger bindings that record deliveries.
+//! The scenario world: the host the scenario runs on (core over memory, or the worker over fs),
+//! a manual clock, sequential ids, the live limits, the last call's result and events, and the
+//! scenario's bindings with what they received.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
-use session_core::catalog;
-use session_core::filter::BindingFilter;
-use session_core::{Emitted, Env, Limits, ManualClock, MemStore, SeqIds, SessionError};
+use session_core::{Emitted, Limits, ManualClock, SeqIds};
 
-/// One bound handler: its trigger type, parsed filter and the payloads it received.
+use crate::host::{self, CallError, Host};
+
+/// One bound handler: its trigger type and the payloads it received.
 #[derive(Debug)]
 pub struct Binding {
     pub trigger_type: String,
-    pub filter: BindingFilter,
     pub received: Vec<Value>,
 }
 
 #[derive(Debug, cucumber::World)]
 #[world(init = Self::new)]
 pub struct SessionWorld {
-    pub store: MemStore,
-    pub clock: ManualClock,
-    pub ids: SeqIds,
+    pub host: Box<dyn Host>,
+    pub clock: Arc<ManualClock>,
+    pub ids: Arc<SeqIds>,
     pub limits: Limits,
     /// Result of the last call: the JSON response or the error.
-    pub last: Option<Result<Value, SessionError>>,
+    pub last: Option<Result<Value, CallError>>,
     /// Events the last call fired, in order.
     pub events: Vec<Emitted>,
     pub bindings: BTreeMap<String, Binding>,
@@ -36,10 +37,11 @@ pub struct SessionWorld {
 
 impl SessionWorld {
     fn new() -> Self {
+        let (clock, ids) = (Arc::new(ManualClock::new()), Arc::new(SeqIds::new()));
         SessionWorld {
-            store: MemStore::new(),
-            clock: ManualClock::new(),
-            ids: SeqIds::new(),
+            host: host::build(clock.clone(), ids.clone()),
+            clock,
+            ids,
             limits: Limits::default(),
             last: None,
             events: Vec::new(),
@@ -51,20 +53,14 @@ impl SessionWorld {
 
     /// Calls a catalog function and records the response, the events and the deliveries.
     pub fn call(&mut self, function_id: &str, payload: Value) {
-        let env = Env { clock: &self.clock, ids: &self.ids, limits: self.limits };
-        let result = catalog::dispatch(&self.store, &env, function_id, payload)
-            .unwrap_or_else(|| panic!("{function_id} is not in the catalog"));
-        match result {
-            Ok(outcome) => {
-                self.deliver(&outcome.events);
-                self.events = outcome.events;
-                self.last = Some(Ok(outcome.response));
-            }
-            Err(error) => {
-                self.events = Vec::new();
-                self.last = Some(Err(error));
+        let called = self.host.call(self.limits, function_id, payload);
+        for (name, payload) in called.deliveries {
+            if let Some(binding) = self.bindings.get_mut(&name) {
+                binding.received.push(payload);
             }
         }
+        self.events = called.events;
+        self.last = Some(called.result);
     }
 
     /// Calls and insists on success (for `Given` steps).
@@ -76,16 +72,24 @@ impl SessionWorld {
         }
     }
 
-    fn deliver(&mut self, events: &[Emitted]) {
-        for emitted in events {
-            for binding in self.bindings.values_mut() {
-                if binding.trigger_type == emitted.event.trigger_type()
-                    && binding.filter.matches(emitted)
-                {
-                    binding.received.push(emitted.event.payload());
+    /// Binds `name` on `trigger_type` (replacing a binding of that name); records the attempt.
+    pub fn bind(&mut self, name: String, trigger_type: String, config: &Value) {
+        let result = self.host.bind(&name, &trigger_type, config);
+        if result.is_ok() {
+            let fresh = Binding { trigger_type: trigger_type.clone(), received: Vec::new() };
+            if let Some(old) = self.bindings.insert(name.clone(), fresh) {
+                if old.trigger_type != trigger_type {
+                    self.host.unbind(&name, &old.trigger_type);
                 }
             }
         }
+        self.last_binding = Some(result);
+    }
+
+    /// Removes binding `name`.
+    pub fn unbind(&mut self, name: &str) {
+        let binding = self.bindings.remove(name).unwrap_or_else(|| panic!("no binding {name}"));
+        self.host.unbind(name, &binding.trigger_type);
     }
 
     /// The last successful response, or a panic naming the error.

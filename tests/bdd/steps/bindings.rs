@@ -1,17 +1,12 @@
 //! Binding steps: bind a handler with a config (accepted or rejected) and check what it received.
 
 use cucumber::{given, then, when};
-use session_core::filter::BindingFilter;
 
 use crate::json;
-use crate::world::{Binding, SessionWorld};
+use crate::world::SessionWorld;
 
 fn bind(w: &mut SessionWorld, name: String, trigger: String, config: String) {
-    let parsed = BindingFilter::parse(&trigger, &json::parse(&config));
-    w.last_binding = Some(parsed.clone().map(|_| ()));
-    if let Ok(filter) = parsed {
-        w.bindings.insert(name, Binding { trigger_type: trigger, filter, received: Vec::new() });
-    }
+    w.bind(name, trigger, &json::parse(&config));
 }
 
 #[given(regex = r#"^a binding "([^"]+)" on "([^"]+)" with config (\{.*\}|null)$"#)]
@@ -29,7 +24,7 @@ fn when_binding(w: &mut SessionWorld, name: String, trigger: String, config: Str
 
 #[when(regex = r#"^I unbind "([^"]+)"$"#)]
 fn unbind(w: &mut SessionWorld, name: String) {
-    assert!(w.bindings.remove(&name).is_some(), "no binding {name}");
+    w.unbind(&name);
 }
 
 #[then(regex = r#"^the binding is rejected with "([^"]+)"$"#)]

@@ -9,8 +9,9 @@ use cucumber::{given, then, when};
 use serde_json::{Map, Value};
 use session_core::record::SessionState;
 use session_core::wire::AttachmentMeta;
-use session_core::{catalog, limits, Env, MemStore, SessionError, Store};
+use session_core::{catalog, limits, Env, SessionError};
 
+use crate::host::CallError;
 use crate::json;
 use crate::world::SessionWorld;
 
@@ -25,18 +26,18 @@ fn key(w: &SessionWorld) -> usize {
     w as *const SessionWorld as usize
 }
 
-fn dump(store: &MemStore) -> Dump {
-    store
-        .session_ids()
+fn dump(w: &SessionWorld) -> Dump {
+    let store = w.host.store();
+    w.host
+        .session_states()
         .into_iter()
-        .map(|sid| {
-            let mut metas = store.list_attachments(&sid).expect("mem store lists");
+        .map(|(sid, state)| {
+            let mut metas = store.list_attachments(&sid).expect("the store lists");
             metas.sort_by(|a, b| a.attachment_id.cmp(&b.attachment_id));
             let attachments = metas
                 .into_iter()
                 .filter_map(|m| store.get_attachment(&sid, &m.attachment_id).expect("reads"))
                 .collect();
-            let state = store.session_state(&sid);
             (sid, state, attachments)
         })
         .collect()
@@ -67,7 +68,7 @@ fn put_at(payload: &mut Value, path: &str, value: Value) {
 #[given("the store is remembered")]
 fn remember(w: &mut SessionWorld) {
     let mut all = REMEMBERED.lock().unwrap_or_else(|p| p.into_inner());
-    all.get_or_insert_with(HashMap::new).insert(key(w), dump(&w.store));
+    all.get_or_insert_with(HashMap::new).insert(key(w), dump(w));
 }
 
 #[then("the store is as remembered")]
@@ -77,7 +78,7 @@ fn as_remembered(w: &mut SessionWorld) {
         .get_or_insert_with(HashMap::new)
         .remove(&key(w))
         .unwrap_or_else(|| panic!("no `Given the store is remembered` in this scenario"));
-    let after = dump(&w.store);
+    let after = dump(w);
     assert!(after == before, "the store changed:\nbefore: {before:?}\nafter: {after:?}");
 }
 
@@ -86,7 +87,8 @@ fn as_remembered(w: &mut SessionWorld) {
 fn holds_sessions(w: &mut SessionWorld, ids: String) {
     let expected: Vec<String> =
         ids.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
-    assert_eq!(w.store.session_ids(), expected);
+    let stored: Vec<String> = w.host.session_states().into_iter().map(|(sid, _)| sid).collect();
+    assert_eq!(stored, expected);
 }
 
 /// `When I call "session::x" with {...} and "title" set to 1000 times "ab"`.
@@ -141,9 +143,19 @@ fn call_with_non_object(w: &mut SessionWorld, function: String, payload: String)
 fn call_unknown(w: &mut SessionWorld, function: String, payload: String) {
     let function: String = serde_json::from_str(&format!("\"{function}\""))
         .unwrap_or_else(|e| panic!("bad escape in {function}: {e}"));
-    let env = Env { clock: &w.clock, ids: &w.ids, limits: w.limits };
-    let result = catalog::call(&w.store, &env, &function, json::parse(&payload));
+    let result = call_directly(w, &function, json::parse(&payload));
     record(w, result);
+}
+
+/// `catalog::call` on the host's store. Hosts register only catalog ids (the engine never routes
+/// another id to `Worker::call`), so on both hosts these calls reach the store directly.
+fn call_directly(
+    w: &SessionWorld,
+    function: &str,
+    payload: Value,
+) -> Result<session_core::Outcome<Value>, SessionError> {
+    let env = Env { clock: &*w.clock, ids: &*w.ids, limits: w.limits };
+    catalog::call(&*w.host.store(), &env, function, payload)
 }
 
 /// Records a call's outcome (without delivering events: these steps are for refused calls).
@@ -155,7 +167,7 @@ fn record(w: &mut SessionWorld, result: Result<session_core::Outcome<Value>, Ses
         }
         Err(error) => {
             w.events = Vec::new();
-            w.last = Some(Err(error));
+            w.last = Some(Err(CallError::from(&error)));
         }
     }
 }
@@ -163,7 +175,6 @@ fn record(w: &mut SessionWorld, result: Result<session_core::Outcome<Value>, Ses
 /// `When I call the unknown function of 65536 times "x"`.
 #[when(regex = r#"^I call the unknown function of (\d+) times "([^"]*)"$"#)]
 fn call_unknown_long(w: &mut SessionWorld, times: usize, unit: String) {
-    let env = Env { clock: &w.clock, ids: &w.ids, limits: w.limits };
-    let result = catalog::call(&w.store, &env, &unit.repeat(times), Value::Null);
+    let result = call_directly(w, &unit.repeat(times), Value::Null);
     record(w, result);
 }

@@ -1,4 +1,5 @@
-//! Step definitions, one module per concern: setup, calls, responses, events and bindings.
+//! Step definitions, one module per concern: setup, calls, responses, events, bindings and
+//! restarts.
 
 mod bindings;
 mod calls;
@@ -7,4 +8,5 @@ mod extra_entries;
 mod extra_hostile;
 mod extra_lifecycle;
 mod response;
+mod restart;
 mod setup;
