@@ -346,3 +346,22 @@ Feature: session::append
     Then the response field "meta.message_count" is 2
     When I call "session::messages" with {"session_id": "s_001"}
     Then the response ids at "messages" are "e_003, e_004"
+
+  # Prevents: a restart losing the leaf, the count or the committed set (a retried append then lands twice).
+  Scenario: the chain, the leaf and the replay guard survive a restart
+    Given a session "s1"
+    And "s1" has entries:
+      | id | role      | text |
+      | m1 | user      | q    |
+      | m2 | assistant | a    |
+    When the store restarts
+    And I call "session::append" with {"session_id": "s1", "entry_id": "m2", "message": {"role": "user", "content": [], "timestamp": 9}}
+    Then the response is {"entry_id": "m2", "parent_id": "m1", "timestamp": 1000000}
+    And no events fired
+    When I call "session::append" with {"session_id": "s1", "message": {"role": "user", "content": [], "timestamp": 9}}
+    Then the response is {"entry_id": "e_001", "parent_id": "m2", "timestamp": 1000000}
+    When the store restarts
+    And I call "session::messages" with {"session_id": "s1"}
+    Then the response ids at "messages" are "m1, m2, e_001"
+    When I call "session::get" with {"session_id": "s1"}
+    Then the response field "meta.message_count" is 3

@@ -225,3 +225,21 @@ Feature: session attachments (put / get / list / delete)
         "kind": "user", "draft": "two files", "created_at": 1000000, "updated_at": 1000000,
         "message_count": 0}}
       """
+
+  # Prevents: bytes, metadata or a deletion not surviving a restart, or the in-use guard forgetting references.
+  Scenario: attachments, a deletion and the in-use guard survive a restart
+    Given a session "s1"
+    And I called "session::put-attachment" with {"session_id": "s1", "name": "a.txt", "mime": "text/plain", "data": "aGVsbG8="}
+    And I called "session::put-attachment" with {"session_id": "s1", "name": "b.txt", "mime": "text/plain", "data": "d29ybGQ="}
+    And I called "session::append" with {"session_id": "s1", "message": {"role": "user", "content": [{"type": "file", "attachment_id": "a_001", "name": "a.txt", "mime": "text/plain", "size": 5}], "timestamp": 1}}
+    And I called "session::delete-attachment" with {"session_id": "s1", "attachment_id": "a_002"}
+    When the store restarts
+    And I call "session::list-attachments" with {"session_id": "s1"}
+    Then the "attachment_id" values at "attachments" are "a_001"
+    When I call "session::get-attachment" with {"session_id": "s1", "attachment_id": "a_001"}
+    Then the response field "data" is "aGVsbG8="
+    And the response field "attachment.sha256" is "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+    When I call "session::delete-attachment" with {"session_id": "s1", "attachment_id": "a_001"}
+    Then the call fails with "session/attachment_in_use"
+    When I call "session::get-attachment" with {"session_id": "s1", "attachment_id": "a_002"}
+    Then the response is null

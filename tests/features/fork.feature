@@ -249,3 +249,25 @@ Feature: session::fork
     And no events fired
     When I call "session::list"
     Then the response is {"sessions": []}
+
+  # Prevents: a fork's copied path, leaf or referenced attachments existing only until a restart.
+  Scenario: a fork survives a restart and keeps chaining from the fork point's copy
+    Given a session "s1"
+    And I called "session::put-attachment" with {"session_id": "s1", "name": "a.txt", "mime": "text/plain", "data": "aGVsbG8="}
+    And I called "session::append" with {"session_id": "s1", "entry_id": "u1", "message": {"role": "user", "content": [{"type": "file", "attachment_id": "a_001", "name": "a.txt", "mime": "text/plain", "size": 5}], "timestamp": 1}}
+    And "s1" has entries:
+      | id | role      | text |
+      | a1 | assistant | a    |
+      | u2 | user      | q2   |
+    And I called "session::fork" with {"session_id": "s1", "entry_id": "a1"}
+    When the store restarts
+    And I call "session::messages" with {"session_id": "s_001"}
+    Then the response ids at "messages" are "e_001, e_002"
+    When I call "session::get" with {"session_id": "s_001"}
+    Then the response contains {"meta": {"message_count": 2, "forked_from": "s1"}}
+    When I call "session::get-attachment" with {"session_id": "s_001", "attachment_id": "a_001"}
+    Then the response field "data" is "aGVsbG8="
+    When I call "session::append" with {"session_id": "s_001", "message": {"role": "user", "content": [], "timestamp": 1}}
+    Then the response field "parent_id" is "e_002"
+    When I call "session::messages" with {"session_id": "s1"}
+    Then the response ids at "messages" are "u1, a1, u2"

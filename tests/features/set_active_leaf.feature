@@ -85,3 +85,20 @@ Feature: session::set-active-leaf
     Then the call fails with "session/invalid_request"
     When I call "session::messages" with {"session_id": "s1"}
     Then the response ids at "messages" are "u1"
+
+  # Prevents: a branch switch living only in memory (a restart putting the leaf back on the last append).
+  Scenario: a switched leaf survives a restart and the next append chains from it
+    Given a session "s1"
+    And "s1" has entries:
+      | id | role      | text | parent |
+      | u1 | user      | q    |        |
+      | a1 | assistant | a    |        |
+      | b1 | assistant | b    | u1     |
+    And I called "session::set-active-leaf" with {"session_id": "s1", "entry_id": "a1"}
+    When the store restarts
+    And I call "session::messages" with {"session_id": "s1"}
+    Then the response ids at "messages" are "u1, a1"
+    When I call "session::append" with {"session_id": "s1", "message": {"role": "user", "content": [], "timestamp": 1}}
+    Then the response field "parent_id" is "a1"
+    When I call "session::get" with {"session_id": "s1"}
+    Then the response field "meta.message_count" is 4

@@ -256,3 +256,23 @@ Feature: session::update-message
     And no events fired
     When I call "session::get-message" with {"session_id": "s1", "entry_id": "u1"}
     Then the response field "entry.revision" is 0
+
+  # Prevents: a restart replaying an older snapshot of an updated entry (content or revision going back).
+  Scenario: updated content and revision survive a restart and the revision check still holds
+    Given a session "s1"
+    And "s1" has entries:
+      | id | role      | text |
+      | a1 | assistant | v0   |
+    And I called "session::update-message" with {"session_id": "s1", "entry_id": "a1", "content": [{"type": "text", "text": "v1"}]}
+    When the store restarts
+    And I call "session::get-message" with {"session_id": "s1", "entry_id": "a1"}
+    Then the response field "entry.revision" is 1
+    And the response field "entry.message.content" is [{"type": "text", "text": "v1"}]
+    When I call "session::update-message" with {"session_id": "s1", "entry_id": "a1", "content": [], "expected_revision": 0}
+    Then the response is {"updated": false, "revision": 1}
+    When I call "session::update-message" with {"session_id": "s1", "entry_id": "a1", "content": [{"type": "text", "text": "v2"}], "expected_revision": 1}
+    Then the response is {"updated": true, "revision": 2}
+    When the store restarts
+    And I call "session::get-message" with {"session_id": "s1", "entry_id": "a1"}
+    Then the response field "entry.revision" is 2
+    And the response field "entry.message.content" is [{"type": "text", "text": "v2"}]
