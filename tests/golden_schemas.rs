@@ -1,5 +1,7 @@
-//! Golden schema test: owns the check that the catalog (ids, descriptions, metadata and every
-//! request / response / trigger-config JSON Schema) matches `spec/agent-api-reference.json`.
+//! Golden schema test: owns the check that the catalog's seed functions and trigger types (ids,
+//! descriptions, metadata and every request / response / trigger-config JSON Schema) match
+//! `spec/agent-api-reference.json`, and that each extension function registers exactly its own
+//! golden file under `spec/extensions/`.
 //!
 //! Schemas are compared as JSON values (key order never matters) with numbers compared by their
 //! text (`0.0` is not `0`), except that arrays under `required` and `enum` are compared as sets.
@@ -219,4 +221,57 @@ fn differ_ignores_set_order_but_not_number_text_and_reports_paths() {
     assert!(lines[0].starts_with("s/p/x~1y/0: ours=1 reference=2"), "{lines:#?}");
     assert!(lines[1].starts_with("s/p/x~1y/1: ours=2 reference=<absent>"), "{lines:#?}");
     assert!(lines[2].contains("only ours=[\"\\\"b\\\"\"]"), "{lines:#?}");
+}
+
+/// Where the golden registration of an extension function is kept.
+fn extension_file(id: &str) -> std::path::PathBuf {
+    let name = format!("{}.json", id.replace("::", "."));
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/extensions").join(name)
+}
+
+/// What an extension registers, in the reference's entry shape.
+fn extension_registration(op: &session_core::catalog::Operation) -> Value {
+    serde_json::json!({
+        "name": op.id,
+        "description": op.description,
+        "metadata": op.kind.flags().to_json(),
+        "request_schema": (op.request_schema)(),
+        "response_schema": (op.response_schema)(),
+    })
+}
+
+/// Our additive functions are not seed ids, each registers exactly its golden file under
+/// `spec/extensions/` (numbers by their text), and every golden file belongs to one. A changed
+/// extension is a deliberate edit of its file (`GOLDEN_UPDATE=1` rewrites them); the seed's
+/// reference never changes.
+#[test]
+fn extension_registrations_match_their_golden_files() {
+    use session_core::catalog::EXTENSIONS;
+    let reference = reference();
+    let seed = reference_entries(&reference, "functions");
+    let update = std::env::var_os("GOLDEN_UPDATE").is_some();
+    let mut mismatches = BTreeMap::new();
+    for op in EXTENSIONS {
+        assert!(!seed.contains_key(op.id), "extension {} reuses a seed id", op.id);
+        let ours = extension_registration(op);
+        let path = extension_file(op.id);
+        if update {
+            let text = serde_json::to_string_pretty(&ours).expect("json") + "\n";
+            std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (GOLDEN_UPDATE=1 writes it)", path.display()));
+        let want: Value = serde_json::from_str(&text).expect("golden file is JSON");
+        let lines = differences("", &ours, &want);
+        if !lines.is_empty() {
+            mismatches.insert(op.id.to_string(), lines);
+        }
+    }
+    assert_no_mismatches("extensions", &mismatches);
+    let dir = extension_file("x").parent().expect("dir").to_path_buf();
+    for file in std::fs::read_dir(&dir).expect("spec/extensions") {
+        let name = file.expect("entry").file_name().to_string_lossy().into_owned();
+        let owned = EXTENSIONS.iter().any(|op| extension_file(op.id).ends_with(&name));
+        assert!(owned, "spec/extensions/{name} belongs to no extension of the catalog");
+    }
 }

@@ -221,11 +221,10 @@ fn host_only<R>(id: &str) -> Result<Outcome<R>> {
     Err(SessionError::invalid_request(format!("{id} is served by the host, not the core")))
 }
 
-macro_rules! catalog {
+macro_rules! operations {
     ($( $id:literal, $kind:ident / $effects:ident, $Req:ty => $Resp:ty, $desc:literal,
         |$s:ident, $e:ident, $r:ident| $body:expr; )*) => {
-        /// Every function, in registration order.
-        pub const OPERATIONS: &[Operation] = &[$(
+        &[$(
             Operation {
                 id: $id,
                 kind: OpKind::$kind,
@@ -238,10 +237,31 @@ macro_rules! catalog {
                 #[cfg(feature = "schema")]
                 response_schema: schema_of::<$Resp>,
             },
-        )*];
+        )*]
+    };
+}
 
-        /// Runs function `id` on a JSON payload: decode, decide, apply, encode. `None` when the id
-        /// is not in the catalog. Events in the outcome are for the host to publish.
+macro_rules! catalog {
+    (seed { $( $id:literal, $kind:ident / $effects:ident, $Req:ty => $Resp:ty, $desc:literal,
+        |$s:ident, $e:ident, $r:ident| $body:expr; )* }
+     extensions { $( $xid:literal, $xkind:ident / $xeffects:ident, $XReq:ty => $XResp:ty,
+        $xdesc:literal, |$xs:ident, $xe:ident, $xr:ident| $xbody:expr; )* }) => {
+        /// The seed's functions (v1.0.32's 41), in registration order: ids, schemas and
+        /// descriptions exactly the reference's (`spec/agent-api-reference.json`).
+        pub const OPERATIONS: &[Operation] = operations! { $(
+            $id, $kind / $effects, $Req => $Resp, $desc, |$s, $e, $r| $body;
+        )* };
+
+        /// Our additive functions, listed apart from the seed's: each has its own golden
+        /// registration file under `spec/extensions/`, and a worker registers them unless it
+        /// runs seed-only.
+        pub const EXTENSIONS: &[Operation] = operations! { $(
+            $xid, $xkind / $xeffects, $XReq => $XResp, $xdesc, |$xs, $xe, $xr| $xbody;
+        )* };
+
+        /// Runs function `id` (seed or extension) on a JSON payload: decode, decide, apply,
+        /// encode. `None` when the id is not in the catalog. Events in the outcome are for the
+        /// host to publish.
         #[allow(unused_variables)]
         pub fn dispatch(
             store: &dyn Store,
@@ -257,6 +277,13 @@ macro_rules! catalog {
                     let outcome: Outcome<$Resp> = $body?;
                     encode(outcome)
                 })()), )*
+                $( $xid => Some((|| {
+                    let budget = crate::limits::request_budget(Effects::$xeffects, &env.limits);
+                    let $xr: $XReq = decode_request_within(payload, budget)?;
+                    let ($xs, $xe) = (store, env);
+                    let outcome: Outcome<$XResp> = $xbody?;
+                    encode(outcome)
+                })()), )*
                 _ => None,
             }
         }
@@ -264,6 +291,7 @@ macro_rules! catalog {
 }
 
 catalog! {
+seed {
     "session::create", Mutation / CREATE, CreateRequest => CreateResponse,
         "Create a session at status idle; fires session::created.",
         |s, e, r| ops::create::decide(s, e, r)?.execute(s);
@@ -388,6 +416,12 @@ catalog! {
         "Internal store protocol: move a session's active leaf pointer.",
         |s, e, r| sp::set_active_leaf(s, r).map(Outcome::silent);
 }
+extensions {
+    "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,
+        "Internal store protocol (extension): apply one session's whole change set atomically, so a bridged multi-write mutation lands all or nothing.",
+        |s, e, r| sp::apply(s, r).map(Outcome::silent);
+}
+}
 
 /// [`dispatch`] for a caller that may name any function: an id outside the catalog is
 /// `session/invalid_request` (hosts register only catalog ids, so only direct callers see it).
@@ -406,9 +440,14 @@ fn clip(text: &str) -> &str {
     &text[..end]
 }
 
-/// Looks a function up by id.
+/// Every function a worker may register: the seed's, then the extensions.
+pub fn all_operations() -> impl Iterator<Item = &'static Operation> {
+    OPERATIONS.iter().chain(EXTENSIONS)
+}
+
+/// Looks a function (seed or extension) up by id.
 pub fn operation(id: &str) -> Option<&'static Operation> {
-    OPERATIONS.iter().find(|op| op.id == id)
+    all_operations().find(|op| op.id == id)
 }
 
 macro_rules! triggers {
@@ -485,7 +524,7 @@ mod schema_number_tests {
         let derived = derived_schema_of::<AppendRequest>().to_string();
         assert!(derived.contains("\"minimum\":0.0"), "schemars no longer writes 0.0: {derived}");
         let mut found = alloc::vec::Vec::new();
-        for op in OPERATIONS {
+        for op in all_operations() {
             floats(&(op.request_schema)(), &format!("{} request", op.id), &mut found);
             floats(&(op.response_schema)(), &format!("{} response", op.id), &mut found);
         }
@@ -505,7 +544,7 @@ mod effects_tests {
     /// and only the two `put-attachment` functions carry bytes.
     #[test]
     fn effects_agree_with_kinds() {
-        for op in OPERATIONS {
+        for op in all_operations() {
             let fx = op.effects;
             match op.kind {
                 OpKind::Read => assert!(!fx.writes && fx.lock == LockKey::None, "{}", op.id),
@@ -521,7 +560,8 @@ mod effects_tests {
                 OpKind::Operator => assert_eq!(fx.lock, LockKey::None, "{}", op.id),
             }
             let bytes = fx.attachments == Attachments::BytesInRequest;
-            assert_eq!(bytes, op.id.ends_with("::put-attachment"), "{}", op.id);
+            let carries = op.id.ends_with("::put-attachment") || op.id == "session::store::apply";
+            assert_eq!(bytes, carries, "{}", op.id);
             if op.id.contains("attachment") {
                 assert_ne!(fx.attachments, Attachments::None, "{}", op.id);
             }

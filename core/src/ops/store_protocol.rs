@@ -124,3 +124,10 @@ pub fn publish_events(req: Req<PublishEvents>) -> Outcome<Resp<PublishEvents>> {
     let events: Vec<Emitted> = req.events.iter().filter_map(Emitted::from_envelope).collect();
     Outcome { response: PublishEventsResponse { published: events.len() }, events }
 }
+
+/// `session::store::apply` (extension): the whole change set in one atomic `Store::apply`.
+pub fn apply(store: &dyn Store, req: Req<Apply>) -> Result<Resp<Apply>> {
+    let changes =
+        req.into_change_set().map_err(|e| SessionError::invalid_request(alloc::format!("{e}")))?;
+    Ok(store.apply(&changes)?.into())
+}

@@ -1,13 +1,13 @@
 //! Wire types: every JSON shape the worker accepts or returns, with serde shapes matching the
 //! seed's API reference exactly (null-versus-omitted rules of contract §1.9 included).
 
+mod api_apply;
 mod api_attachments;
 mod api_branch;
 mod api_config;
 mod api_messages;
 mod api_session;
 pub mod api_store;
-pub mod store_calls;
 mod bindings;
 mod content;
 mod entry;
@@ -15,7 +15,9 @@ mod enums;
 mod events;
 mod message;
 mod meta;
+pub mod store_calls;
 
+pub use api_apply::*;
 pub use api_attachments::*;
 pub use api_branch::*;
 pub use api_config::*;

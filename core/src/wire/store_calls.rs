@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::api_store::*;
-use super::{SessionEntry, SessionMeta};
+use super::{ApplyRequest, ApplyResponse, SessionEntry, SessionMeta};
 
 /// One function of the store protocol.
 pub trait StoreCall {
@@ -57,19 +57,20 @@ store_calls! {
     PutEntry, "session::store::put-entry", PutEntryRequest => OkResponse;
     PutMeta, "session::store::put-meta", PutMetaRequest => OkResponse;
     SetActiveLeaf, "session::store::set-active-leaf", EntryIdRequest => OkResponse;
+    // Extension (not in the seed): a whole change set, applied atomically.
+    Apply, "session::store::apply", ApplyRequest => ApplyResponse;
 }
 
 #[cfg(test)]
 mod tests {
     use alloc::collections::BTreeSet;
 
-    use crate::catalog::{OpKind, OPERATIONS};
+    use crate::catalog::{all_operations, OpKind};
 
     /// Every store-protocol function of the catalog has its typed call here, and nothing else.
     #[test]
     fn the_calls_are_the_catalogs_store_protocol() {
-        let catalog: BTreeSet<&str> = OPERATIONS
-            .iter()
+        let catalog: BTreeSet<&str> = all_operations()
             .filter(|op| op.kind == OpKind::StoreProtocol)
             .map(|op| op.id)
             .collect();
