@@ -49,7 +49,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         Worker::new(Some(iii.clone()), cli.url.clone(), runtime, config.limits(), emitter);
     worker.sync = cli.fs_sync;
     let worker = Arc::new(worker);
-    functions::register_all(&iii, &worker);
+    functions::register_all(&iii, &worker, cli.seed_only);
     if let Err(e) = configuration::bind_reload(&iii) {
         tracing::warn!("binding the configuration trigger failed: {e}");
     }

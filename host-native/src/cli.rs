@@ -21,6 +21,11 @@ pub struct Cli {
     /// write) or `never` (survives a process crash, not a power loss). Unset: the key decides.
     #[arg(long, env = "SESSION_MANAGER_FS_SYNC", value_parser = crate::runtime::parse_sync_mode)]
     pub fs_sync: Option<crate::fs::SyncMode>,
+    /// Register only the seed's 41 functions (v1.0.32's exact surface), none of our extensions
+    /// (`session::store::apply`). A bridge whose main runs this way falls back to one call per
+    /// write.
+    #[arg(long, env = "SESSION_MANAGER_SEED_ONLY")]
+    pub seed_only: bool,
     /// Print the worker manifest (JSON) and exit without connecting.
     #[arg(long)]
     pub manifest: bool,

@@ -1,18 +1,21 @@
-//! Registration of the catalog's 41 functions, with the catalog's descriptions, metadata flags
-//! and request/response schemas, each routed to the worker.
+//! Registration of the catalog's functions (the seed's 41, then our extensions unless the worker
+//! runs seed-only), with the catalog's descriptions, metadata flags and request/response schemas,
+//! each routed to the worker.
 
 use std::sync::Arc;
 
 use iii_sdk::{IIIClient, RegisterFunction};
 use serde_json::Value;
-use session_core::catalog::{OpKind, Operation, OPERATIONS};
+use session_core::catalog::{all_operations, OpKind, Operation, OPERATIONS};
 
 use crate::reload;
 use crate::worker::Worker;
 
-/// Registers every function of the catalog.
-pub fn register_all(iii: &IIIClient, worker: &Arc<Worker>) {
-    for op in OPERATIONS {
+/// Registers every function of the catalog; with `seed_only`, only the seed's.
+pub fn register_all(iii: &IIIClient, worker: &Arc<Worker>, seed_only: bool) {
+    let operations: Box<dyn Iterator<Item = &'static Operation>> =
+        if seed_only { Box::new(OPERATIONS.iter()) } else { Box::new(all_operations()) };
+    for op in operations {
         iii.register_function(op.id, registration(op, worker.clone()));
     }
 }

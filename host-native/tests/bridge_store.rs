@@ -1,6 +1,7 @@
 //! `BridgeStore` over in-process transports: the storage conformance suite through the protocol
-//! (a loopback that dispatches `session::store::*` on a `MemStore`), every failure naming its
-//! protocol function, the honest non-atomicity of a multi-write change set, and the relay.
+//! (a loopback that dispatches `session::store::*` on a `MemStore`, as our main or as a seed main),
+//! every failure typed and naming its protocol function, atomic change sets through
+//! `session::store::apply` and the honest non-atomicity of the seed-protocol fallback.
 
 use std::sync::{Arc, Mutex};
 
@@ -8,37 +9,69 @@ use serde_json::{json, Value};
 use session_core::conformance::{message_entry, run_all, sample_meta, CHECKS};
 use session_core::{ChangeSet, ErrorCode, MemStore, SessionError, Store, StoreError, Write};
 use session_manager::bridge::loopback::Loopback;
+use session_manager::bridge::store::FUNCTION_NOT_FOUND;
 use session_manager::bridge::{BridgeStore, Transport, TransportError};
 
+/// A bridge to a main of ours (serving `session::store::apply`).
 fn bridged() -> (Arc<MemStore>, BridgeStore) {
     let main = Arc::new(MemStore::new());
-    let store = BridgeStore::new(Arc::new(Loopback { store: main.clone() }));
+    let store = BridgeStore::new(Arc::new(Loopback::new(main.clone())));
     (main, store)
 }
 
-/// Every conformance check but atomicity, which the seed's protocol cannot give (no batch call).
+/// A bridge to a main that serves only the seed's protocol (v1.0.32, or ours `--seed-only`).
+fn bridged_to_seed_main() -> (Arc<MemStore>, BridgeStore) {
+    let main = Arc::new(MemStore::new());
+    let loopback = Loopback { store: main.clone(), seed_only: true };
+    (main, BridgeStore::new(Arc::new(loopback)))
+}
+
+/// Against our main every conformance check holds, atomicity included (`session::store::apply`).
 #[test]
-fn bridge_store_is_conformant_except_atomicity() {
+fn bridge_store_is_conformant() {
     let failures = run_all(&|| Box::new(bridged().1));
+    assert!(failures.is_empty(), "conformance failures:\n{failures:#?}");
+}
+
+/// Against a seed main every check but atomicity, which the seed's protocol cannot give.
+#[test]
+fn bridge_store_to_a_seed_main_is_conformant_except_atomicity() {
+    let failures = run_all(&|| Box::new(bridged_to_seed_main().1));
     let failures: Vec<&String> =
         failures.iter().filter(|f| !f.starts_with("change_set_is_atomic:")).collect();
     assert!(failures.is_empty(), "conformance failures:\n{failures:#?}");
     assert!(CHECKS.iter().any(|(name, _)| *name == "change_set_is_atomic"));
 }
 
-/// Writes go one protocol call each and stop at the first failure; earlier ones stay.
-#[test]
-fn a_failing_change_set_keeps_the_writes_before_the_failure() {
-    let (main, store) = bridged();
-    store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).unwrap();
-    let changes = ChangeSet::new("s")
+/// The change set of the next two tests: its commit fails (unknown parent), after a put-entry.
+fn failing_change_set() -> ChangeSet {
+    ChangeSet::new("s")
         .with(Write::PutEntry(message_entry("x", None, 2, "x")))
         .with(Write::CommitAppend {
             entry: message_entry("y", Some("nope"), 3, "y"),
             parent_explicit: true,
         })
-        .with(Write::PutEntry(message_entry("z", None, 4, "z")));
-    let err = store.apply(&changes).unwrap_err();
+        .with(Write::PutEntry(message_entry("z", None, 4, "z")))
+}
+
+/// Against our main a failing change set lands nothing: one atomic apply.
+#[test]
+fn a_failing_change_set_lands_nothing_on_our_main() {
+    let (main, store) = bridged();
+    store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).unwrap();
+    let err = store.apply(&failing_change_set()).unwrap_err();
+    let StoreError::Remote { function, code, .. } = &err else { panic!("not Remote: {err:?}") };
+    assert_eq!((function.as_str(), *code), ("session::store::apply", Some(ErrorCode::Storage)));
+    assert!(main.get_entry("s", "x").unwrap().is_none(), "nothing of the change set landed");
+}
+
+/// Against a seed main writes go one protocol call each and stop at the first failure; earlier
+/// ones stay.
+#[test]
+fn a_failing_change_set_keeps_the_writes_before_the_failure_on_a_seed_main() {
+    let (main, store) = bridged_to_seed_main();
+    store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).unwrap();
+    let err = store.apply(&failing_change_set()).unwrap_err();
     let StoreError::Remote { function, code, .. } = &err else { panic!("not Remote: {err:?}") };
     assert_eq!(
         (function.as_str(), *code),
@@ -127,13 +160,17 @@ fn every_failure_is_typed_names_the_protocol_function_and_is_storage() {
     );
 }
 
+/// Against a seed main (no `session::store::apply`), each write is one seed call; the bridge asks
+/// for `apply` once and then stops asking.
 #[test]
-fn writes_map_to_one_protocol_call_each() {
-    let (t, store) = scripted(|id| {
-        Ok(match id {
-            "session::store::delete-attachment" => json!({"deleted": true}),
-            _ => json!({"ok": true}),
-        })
+fn writes_map_to_one_protocol_call_each_on_a_seed_main() {
+    let (t, store) = scripted(|id| match id {
+        "session::store::apply" => Err(TransportError::Remote {
+            code: FUNCTION_NOT_FOUND.into(),
+            message: "function session::store::apply not found".into(),
+        }),
+        "session::store::delete-attachment" => Ok(json!({"deleted": true})),
+        _ => Ok(json!({"ok": true})),
     });
     let changes = ChangeSet::new("s")
         .with(Write::PutEntry(message_entry("a", None, 1, "a")))
@@ -146,12 +183,16 @@ fn writes_map_to_one_protocol_call_each() {
         .with(Write::DeleteMeta);
     let applied = store.apply(&changes).unwrap();
     assert_eq!(applied.attachments_deleted, vec![true]);
+    store.apply(&changes).unwrap();
     let calls = t.calls.lock().unwrap();
     let ids: Vec<&str> =
         calls.iter().map(|(id, _)| id.trim_start_matches("session::store::")).collect();
+    assert_eq!(ids.len(), 1 + 2 * 8, "{ids:?}");
+    assert_eq!(ids[9..], ids[1..9], "the second change set did not ask for apply again");
     assert_eq!(
-        ids,
+        ids[..9],
         [
+            "apply",
             "put-entry",
             "set-active-leaf",
             "put-meta",
@@ -162,8 +203,36 @@ fn writes_map_to_one_protocol_call_each() {
             "delete-meta"
         ]
     );
-    assert_eq!(calls[1].1, json!({"session_id": "s", "entry_id": "a"}));
-    assert_eq!(calls[3].1, json!({"session_id": "s", "attachment_id": "a_1"}));
+    assert_eq!(calls[2].1, json!({"session_id": "s", "entry_id": "a"}));
+    assert_eq!(calls[4].1, json!({"session_id": "s", "attachment_id": "a_1"}));
+}
+
+/// Against our main a multi-write change set is one `session::store::apply` call carrying every
+/// write in order, and its reply reports the commit and the deleted attachments; a single write
+/// stays a seed call.
+#[test]
+fn a_change_set_is_one_apply_call_on_our_main() {
+    let (t, store) = scripted(|id| {
+        Ok(match id {
+            "session::store::apply" => json!({"commit": null, "attachments_deleted": [false]}),
+            _ => json!({"ok": true}),
+        })
+    });
+    let changes = ChangeSet::new("s")
+        .with(Write::SetActiveLeaf("a".into()))
+        .with(Write::DeleteAttachment("a_1".into()));
+    assert_eq!(store.apply(&changes).unwrap().attachments_deleted, vec![false]);
+    store.apply(&ChangeSet::new("s").with(Write::DeleteMeta)).unwrap();
+    let calls = t.calls.lock().unwrap();
+    let ids: Vec<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["session::store::apply", "session::store::delete-meta"]);
+    assert_eq!(
+        calls[0].1,
+        json!({"session_id": "s", "writes": [
+            {"type": "set_active_leaf", "entry_id": "a"},
+            {"type": "delete_attachment", "attachment_id": "a_1"},
+        ]})
+    );
 }
 
 #[test]

@@ -8,12 +8,23 @@ use serde_json::Value;
 use session_core::catalog;
 use session_core::{Env, Limits, ManualClock, SeqIds, Store};
 
+use super::store::FUNCTION_NOT_FOUND;
 use super::{Transport, TransportError};
 
 /// Serves `session::store::*` from `store`.
 #[derive(Clone)]
 pub struct Loopback {
     pub store: Arc<dyn Store + Send + Sync>,
+    /// Serve only the seed's functions, as a v1.0.32 main (or ours with `--seed-only`) does: an
+    /// extension answers the engine's `function_not_found`.
+    pub seed_only: bool,
+}
+
+impl Loopback {
+    /// A main serving every function of the catalog.
+    pub fn new(store: Arc<dyn Store + Send + Sync>) -> Self {
+        Loopback { store, seed_only: false }
+    }
 }
 
 impl std::fmt::Debug for Loopback {
@@ -24,6 +35,12 @@ impl std::fmt::Debug for Loopback {
 
 impl Transport for Loopback {
     fn call(&self, function_id: &str, payload: Value) -> Result<Value, TransportError> {
+        if self.seed_only && catalog::EXTENSIONS.iter().any(|op| op.id == function_id) {
+            return Err(TransportError::Remote {
+                code: FUNCTION_NOT_FOUND.into(),
+                message: format!("function {function_id} not found"),
+            });
+        }
         let (clock, ids) = (ManualClock::new(), SeqIds::new());
         let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
         catalog::call(&*self.store, &env, function_id, payload)

@@ -4,20 +4,24 @@
 //! (`bridge session::store::get-meta failed: …`), which callers see as retryable
 //! `session/storage`.
 //!
-//! Atomicity: the seed's protocol has no batch call, so [`Store::apply`] sends one protocol call
-//! per write of the change set, in the change set's order, and stops at the first failure. A
-//! change set with several writes (append-many, fork, update-message, delete) is therefore NOT
-//! all-or-nothing through a bridge: the writes before a failure stay on the main. The operations
-//! order their writes so the session meta comes last (put last on create/fork/append-many/update,
-//! deleted last on delete), which keeps a partly applied change set retryable; a single-write
-//! change set (create, set-*, append's commit) is as atomic as the main makes it.
+//! Atomicity: a change set with several writes (append-many, fork, update-message, delete) goes
+//! to the main as one `session::store::apply` call (our extension), which the main applies all or
+//! nothing. A main that does not serve it (v1.0.32, or ours with `--seed-only`) answers
+//! `function_not_found`; the bridge then falls back to the seed's protocol, one call per write in
+//! the change set's order, stopping at the first failure, and asks again after
+//! [`APPLY_RETRY_AFTER`]. That fallback is NOT all-or-nothing: the writes before a failure stay on
+//! the main. The operations order their writes so the session meta comes last (put last on
+//! create/fork/append-many/update, deleted last on delete), which keeps a partly applied change
+//! set retryable. A single-write change set (create, set-*, append's commit) always uses the
+//! seed's call and is as atomic as the main makes it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use session_core::record::CommitOutcome;
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
-use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+use session_core::wire::{ApplyRequest, ApplyResponse, AttachmentMeta, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, ErrorCode, Store, StoreError, Write};
 
 use super::{Transport, TransportError};
@@ -25,10 +29,16 @@ use super::{Transport, TransportError};
 /// Prefix of every protocol function id.
 pub const PROTOCOL: &str = "session::store::";
 
+/// How long the bridge uses per-write calls after the main answered that it does not serve
+/// `session::store::apply` (the function may appear: a main upgraded or restarted).
+pub const APPLY_RETRY_AFTER: Duration = Duration::from_secs(60);
+
 /// The store of a bridged instance.
 #[derive(Clone)]
 pub struct BridgeStore {
     transport: Arc<dyn Transport>,
+    /// When the main last said it does not serve `session::store::apply`.
+    apply_missing_since: Arc<Mutex<Option<Instant>>>,
 }
 
 impl std::fmt::Debug for BridgeStore {
@@ -55,7 +65,7 @@ fn failed(function: &str, e: TransportError) -> StoreError {
 
 impl BridgeStore {
     pub fn new(transport: Arc<dyn Transport>) -> Self {
-        BridgeStore { transport }
+        BridgeStore { transport, apply_missing_since: Arc::default() }
     }
 
     /// One protocol call, typed by its [`StoreCall`] definition (the one the main serves).
@@ -119,6 +129,40 @@ impl BridgeStore {
         }
     }
 }
+
+impl BridgeStore {
+    fn main_may_serve_apply(&self) -> bool {
+        let since = self.apply_missing_since.lock().unwrap_or_else(|p| p.into_inner());
+        since.is_none_or(|at| at.elapsed() >= APPLY_RETRY_AFTER)
+    }
+
+    /// The change set as one `session::store::apply`; `None` when the main does not serve it.
+    fn apply_at_once(&self, changes: &ChangeSet) -> Result<Option<Applied>, StoreError> {
+        let payload = serde_json::to_value(ApplyRequest::new(changes)).map_err(|e| {
+            StoreError::Internal(format!("{}: unencodable request: {e}", Apply::ID))
+        })?;
+        let missing = match self.transport.call(Apply::ID, payload) {
+            Ok(reply) => {
+                let response: ApplyResponse = serde_json::from_value(reply)
+                    .map_err(|e| unusable(Apply::ID, format!("undecodable reply: {e}")))?;
+                return Ok(Some(response.into()));
+            }
+            Err(TransportError::Remote { code, .. }) if code == FUNCTION_NOT_FOUND => {
+                Instant::now()
+            }
+            Err(e) => return Err(failed(Apply::ID, e)),
+        };
+        tracing::info!(
+            "bridge: the main does not serve {}; multi-write change sets go one call per write",
+            Apply::ID
+        );
+        *self.apply_missing_since.lock().unwrap_or_else(|p| p.into_inner()) = Some(missing);
+        Ok(None)
+    }
+}
+
+/// The engine's code for a call of a function nobody registered.
+pub const FUNCTION_NOT_FOUND: &str = "function_not_found";
 
 fn session(session_id: &str) -> SessionIdRequest {
     SessionIdRequest { session_id: session_id.to_string() }
@@ -184,9 +228,15 @@ impl Store for BridgeStore {
         Ok(self.call::<ListAttachments>(session(session_id))?.attachments)
     }
 
-    /// One protocol call per write, in order, stopping at the first failure (see the module
-    /// docs: not atomic across writes).
+    /// Several writes: one atomic `session::store::apply` when the main serves it; otherwise (and
+    /// for a single write) one seed call per write, in order, stopping at the first failure (see
+    /// the module docs).
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        if changes.writes.len() > 1 && self.main_may_serve_apply() {
+            if let Some(applied) = self.apply_at_once(changes)? {
+                return Ok(applied);
+            }
+        }
         let mut applied = Applied::default();
         for write in &changes.writes {
             self.write(&changes.session_id, write, &mut applied)?;
