@@ -100,3 +100,28 @@ Feature: bridge topology across engines
     Then on "bridge 1" handler "created" receives 3 events
     When on "bridge 1" the stored configuration is set to {"adapter": {"name": "bridge", "config": {"url": "${bridge_url}"}}}
     Then on "bridge 1" the config status becomes {"last_outcome": "rejected", "rejected_reloads": 1}
+
+  # Prevents: half a fork on the main when it dies mid-change-set (through the seed protocol a
+  # fork is one call per copied entry, then the leaf, then the meta).
+  @engine @serial
+  Scenario: a fork through a bridge lands on our main all or nothing, even when the main is killed
+    Given a main engine with session-manager and 1 bridged engine
+    Then the main serves "session::store::apply"
+    When on "main" the client calls "session::create" with {"title": "source"} and keeps "session_id" as "sid"
+    And on "main" the client calls "session::append-many" with {"session_id": "${sid}", "messages": [{"role": "user", "content": [{"type": "text", "text": "m0"}], "timestamp": 0}, {"role": "user", "content": [{"type": "text", "text": "m1"}], "timestamp": 1}, {"role": "user", "content": [{"type": "text", "text": "m2"}], "timestamp": 2}, {"role": "user", "content": [{"type": "text", "text": "m3"}], "timestamp": 3}, {"role": "user", "content": [{"type": "text", "text": "m4"}], "timestamp": 4}, {"role": "user", "content": [{"type": "text", "text": "m5"}], "timestamp": 5}, {"role": "user", "content": [{"type": "text", "text": "m6"}], "timestamp": 6}, {"role": "user", "content": [{"type": "text", "text": "m7"}], "timestamp": 7}, {"role": "user", "content": [{"type": "text", "text": "m8"}], "timestamp": 8}, {"role": "user", "content": [{"type": "text", "text": "m9"}], "timestamp": 9}, {"role": "user", "content": [{"type": "text", "text": "m10"}], "timestamp": 10}, {"role": "user", "content": [{"type": "text", "text": "m11"}], "timestamp": 11}, {"role": "user", "content": [{"type": "text", "text": "m12"}], "timestamp": 12}, {"role": "user", "content": [{"type": "text", "text": "m13"}], "timestamp": 13}, {"role": "user", "content": [{"type": "text", "text": "m14"}], "timestamp": 14}, {"role": "user", "content": [{"type": "text", "text": "m15"}], "timestamp": 15}, {"role": "user", "content": [{"type": "text", "text": "m16"}], "timestamp": 16}, {"role": "user", "content": [{"type": "text", "text": "m17"}], "timestamp": 17}, {"role": "user", "content": [{"type": "text", "text": "m18"}], "timestamp": 18}, {"role": "user", "content": [{"type": "text", "text": "m19"}], "timestamp": 19}]}
+    Then the engine call succeeds
+    When "bridge 1" forks "${sid}" while the main worker is killed 6 times mid-fork
+    Then every fork of "${sid}" on the main holds all of its history or none of it
+
+  # Prevents: a bridge that needs our extension to work against a v1.0.32 main.
+  @engine @serial
+  Scenario: against a main without session::store::apply the bridge still works
+    Given a seed-only main engine with session-manager and 1 bridged engine
+    Then the main does not serve "session::store::apply"
+    When on "bridge 1" the client calls "session::create" with {"title": "seed main"} and keeps "session_id" as "sid"
+    And on "bridge 1" the client calls "session::append-many" with {"session_id": "${sid}", "messages": [{"role": "user", "content": [], "timestamp": 1}, {"role": "user", "content": [], "timestamp": 2}]}
+    And on "bridge 1" the client calls "session::append" with {"session_id": "${sid}", "entry_id": "e_last", "message": {"role": "user", "content": [], "timestamp": 3}}
+    And on "bridge 1" the client calls "session::fork" with {"session_id": "${sid}", "entry_id": "e_last"} and keeps "session_id" as "forked"
+    Then the engine call succeeds
+    When on "main" the client calls "session::get" with {"session_id": "${forked}"}
+    Then the engine response contains {"meta": {"message_count": 3, "forked_from": "${sid}"}}

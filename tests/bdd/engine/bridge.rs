@@ -19,18 +19,25 @@ use crate::world::SessionWorld;
 /// Per-call timeout of the bridges' store calls in these scenarios.
 const BRIDGE_TIMEOUT_MS: u64 = 2000;
 
-/// `Given a main engine with session-manager and 2 bridged engines`.
+/// `Given a main engine with session-manager and 2 bridged engines` (`a seed-only main …`: the
+/// main registers only the seed's functions, as v1.0.32 does).
 pub fn topology_regex() -> Regex {
-    Regex::new(r"^a main engine with session-manager and (\d+) bridged engines?$").expect("regex")
+    Regex::new(r"^a (seed-only )?main engine with session-manager and (\d+) bridged engines?$")
+        .expect("regex")
 }
 
 /// Starts the main, then each bridge (seeded with a bridge config to the main), and waits until
 /// every bridge reads through the main.
 pub fn topology_step<'a>(world: &'a mut SessionWorld, ctx: Context) -> LocalBoxFuture<'a, ()> {
     Box::pin(async move {
-        let n: usize = ctx.matches[1].1.parse().expect("bridge count");
+        let seed_only = !ctx.matches[1].1.is_empty();
+        let n: usize = ctx.matches[2].1.parse().expect("bridge count");
         let bin = std::env::var(III_BIN).expect("III_BIN");
-        let main = Harness::start(&bin).await;
+        let mut main = Harness::engine_only(&bin);
+        if seed_only {
+            main.worker_args.push("--seed-only".into());
+        }
+        main.start_worker().await;
         let seed = format!(
             "adapter:\n  name: bridge\n  config:\n    url: {}\n    timeout_ms: {BRIDGE_TIMEOUT_MS}\n",
             main.url()
@@ -55,7 +62,7 @@ pub fn topology_step<'a>(world: &'a mut SessionWorld, ctx: Context) -> LocalBoxF
     })
 }
 
-fn st(w: &mut SessionWorld) -> &mut EngineState {
+pub(super) fn st(w: &mut SessionWorld) -> &mut EngineState {
     w.engine.as_mut().expect("no topology: start with `Given a main engine with …`")
 }
 

@@ -22,6 +22,8 @@ pub struct Harness {
     pub port: u16,
     engine: Child,
     worker: Option<Child>,
+    /// Extra arguments of the worker process (e.g. `--seed-only`).
+    pub worker_args: Vec<String>,
     /// `--config` seed of the worker (bridge topologies).
     pub seed: Option<PathBuf>,
     pub client: IIIClient,
@@ -179,7 +181,16 @@ impl Harness {
                 ..Default::default()
             },
         );
-        Harness { dir, port, engine, worker: None, seed: None, client, inbox: Inbox::default() }
+        Harness {
+            dir,
+            port,
+            engine,
+            worker: None,
+            worker_args: Vec::new(),
+            seed: None,
+            client,
+            inbox: Inbox::default(),
+        }
     }
 
     pub fn url(&self) -> String {
@@ -230,6 +241,7 @@ impl Harness {
             .open(self.dir.join("worker.log"))
             .expect("worker log");
         let mut command = self.worker_command(&self.dir);
+        command.args(&self.worker_args);
         if let Some(seed) = &self.seed {
             command.arg("--config").arg(seed);
         }

@@ -4,6 +4,7 @@
 //! scenario as skipped.
 
 mod bridge;
+mod bridge_atomic;
 mod compose;
 pub mod harness;
 mod steps;
