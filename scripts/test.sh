@@ -16,6 +16,13 @@ cargo fmt --all --check
 step "clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+MSRV="$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' Cargo.toml)"
+step "the declared MSRV (rust-version $MSRV) compiles the workspace"
+if ! rustup run "$MSRV" rustc --version >/dev/null 2>&1; then
+  rustup toolchain install "$MSRV" --profile minimal
+fi
+CARGO_TARGET_DIR=target/msrv cargo +"$MSRV" check --workspace --locked
+
 step "docs build with warnings as errors (broken intra-doc links, unclosed HTML)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
