@@ -6,8 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use serde_json::json;
-use session_core::catalog::OPERATIONS;
-use session_fuzz::{Fixture, SESSION};
+use session_fuzz::{pick_of, Fixture, SESSION};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
     fs::create_dir_all(dir).expect("seed dir");
@@ -67,14 +66,21 @@ fn main() {
             "status": "idle", "created_at": 1, "updated_at": 1, "message_count": 0}}),
         ),
         (
+            "session::store::apply",
+            json!({"session_id": s, "writes": [
+                {"type": "put_entry", "entry": {"kind": "custom", "id": "c8", "parent_id": null,
+                    "timestamp": 5, "custom_type": "t"}},
+                {"type": "set_active_leaf", "entry_id": "c8"},
+                {"type": "delete_attachment", "attachment_id": "a_none"}]}),
+        ),
+        (
             "session::store::publish-events",
             json!({"events": [{"trigger_type": "session::deleted",
             "payload": {"session_id": s, "timestamp": 1}}]}),
         ),
     ];
     for (id, payload) in &requests {
-        let index = OPERATIONS.iter().position(|op| op.id == *id).expect("catalog id");
-        let mut bytes = vec![index as u8];
+        let mut bytes = vec![pick_of(id)];
         bytes.extend_from_slice(payload.to_string().as_bytes());
         write(&root.join("dispatch"), &id.replace("::", "_"), &bytes);
     }

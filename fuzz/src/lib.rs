@@ -162,6 +162,19 @@ impl Fixture {
 pub type Dump = Vec<(String, SessionState, Vec<(AttachmentMeta, Vec<u8>)>)>;
 
 /// A full dump of the store, sessions and attachments in id order.
+/// The function a `dispatch` input line's first byte picks: the catalog's functions, seed then
+/// extensions (so a new extension never shifts the seeds of the others); past the end, an unknown
+/// id.
+pub fn function_at(pick: u8) -> &'static str {
+    catalog::all_operations().nth(usize::from(pick)).map_or("session::no-such-function", |op| op.id)
+}
+
+/// The first byte of a `dispatch` line that picks function `id` ([`function_at`]'s inverse).
+pub fn pick_of(id: &str) -> u8 {
+    let index = catalog::all_operations().position(|op| op.id == id).expect("a catalog id");
+    u8::try_from(index).expect("fewer than 256 functions")
+}
+
 pub fn dump(store: &MemStore) -> Dump {
     let mut ids = store.session_ids();
     for meta in store.list_metas().unwrap_or_default() {
