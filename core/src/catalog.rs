@@ -241,6 +241,20 @@ macro_rules! operations {
     };
 }
 
+/// One dispatch: the request decoded within its budget, decided, applied and encoded.
+macro_rules! run {
+    ($store:ident, $env:ident, $payload:ident, $effects:ident, $Req:ty => $Resp:ty,
+        |$s:ident, $e:ident, $r:ident| $body:expr) => {
+        (|| {
+            let budget = crate::limits::request_budget(Effects::$effects, &$env.limits);
+            let $r: $Req = decode_request_within($payload, budget)?;
+            let ($s, $e) = ($store, $env);
+            let outcome: Outcome<$Resp> = $body?;
+            encode(outcome)
+        })()
+    };
+}
+
 macro_rules! catalog {
     (seed { $( $id:literal, $kind:ident / $effects:ident, $Req:ty => $Resp:ty, $desc:literal,
         |$s:ident, $e:ident, $r:ident| $body:expr; )* }
@@ -270,20 +284,10 @@ macro_rules! catalog {
             payload: Value,
         ) -> Option<Result<Outcome<Value>>> {
             match id {
-                $( $id => Some((|| {
-                    let budget = crate::limits::request_budget(Effects::$effects, &env.limits);
-                    let $r: $Req = decode_request_within(payload, budget)?;
-                    let ($s, $e) = (store, env);
-                    let outcome: Outcome<$Resp> = $body?;
-                    encode(outcome)
-                })()), )*
-                $( $xid => Some((|| {
-                    let budget = crate::limits::request_budget(Effects::$xeffects, &env.limits);
-                    let $xr: $XReq = decode_request_within(payload, budget)?;
-                    let ($xs, $xe) = (store, env);
-                    let outcome: Outcome<$XResp> = $xbody?;
-                    encode(outcome)
-                })()), )*
+                $( $id => Some(run!(store, env, payload, $effects, $Req => $Resp,
+                    |$s, $e, $r| $body)), )*
+                $( $xid => Some(run!(store, env, payload, $xeffects, $XReq => $XResp,
+                    |$xs, $xe, $xr| $xbody)), )*
                 _ => None,
             }
         }
