@@ -1,9 +1,8 @@
 //! The internal `session::store::*` protocol served by an authoritative instance: each function is
 //! one raw store operation (no domain rules), plus `publish-events`, which turns a bridged
 //! instance's envelopes back into events for local fan-out. Each handler takes and returns the
-//! types of its [`StoreCall`](crate::wire::store_calls::StoreCall), the definition a bridge's
-//! client uses too; the catalog's request/response types must be the same or this does not
-//! compile.
+//! types of its [`StoreCall`], the definition a bridge's client uses too; the catalog's
+//! request/response types must be the same or this does not compile.
 
 use alloc::vec::Vec;
 
