@@ -73,11 +73,7 @@ pub fn commit_append(store: &dyn Store, req: Req<CommitAppend>) -> Result<Resp<C
         .apply(&changes)?
         .commit
         .ok_or_else(|| SessionError::storage("store did not report the append commit"))?;
-    Ok(CommitAppendResponse {
-        committed: outcome.committed,
-        entry: outcome.entry,
-        meta: outcome.meta,
-    })
+    Ok(outcome.into())
 }
 
 pub fn put_attachment(store: &dyn Store, req: Req<PutAttachment>) -> Result<Resp<PutAttachment>> {

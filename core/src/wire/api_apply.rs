@@ -167,22 +167,14 @@ impl From<&Write> for StoreWrite {
 
 impl From<Applied> for ApplyResponse {
     fn from(applied: Applied) -> Self {
-        let commit = applied.commit.map(|c| CommitAppendResponse {
-            committed: c.committed,
-            entry: c.entry,
-            meta: c.meta,
-        });
+        let commit = applied.commit.map(CommitAppendResponse::from);
         ApplyResponse { commit, attachments_deleted: applied.attachments_deleted }
     }
 }
 
 impl From<ApplyResponse> for Applied {
     fn from(response: ApplyResponse) -> Self {
-        let commit = response.commit.map(|c| CommitOutcome {
-            committed: c.committed,
-            entry: c.entry,
-            meta: c.meta,
-        });
+        let commit = response.commit.map(CommitOutcome::from);
         Applied { commit, attachments_deleted: response.attachments_deleted }
     }
 }

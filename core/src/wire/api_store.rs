@@ -7,6 +7,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use super::{AttachmentMeta, EventEnvelope, SessionEntry, SessionMeta};
+use crate::record::CommitOutcome;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -59,6 +60,19 @@ pub struct CommitAppendResponse {
     pub committed: bool,
     pub entry: SessionEntry,
     pub meta: SessionMeta,
+}
+
+// A commit's outcome and its wire form carry the same three fields.
+impl From<CommitOutcome> for CommitAppendResponse {
+    fn from(c: CommitOutcome) -> Self {
+        CommitAppendResponse { committed: c.committed, entry: c.entry, meta: c.meta }
+    }
+}
+
+impl From<CommitAppendResponse> for CommitOutcome {
+    fn from(c: CommitAppendResponse) -> Self {
+        CommitOutcome { committed: c.committed, entry: c.entry, meta: c.meta }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

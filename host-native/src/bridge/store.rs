@@ -18,7 +18,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use session_core::record::CommitOutcome;
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
 use session_core::wire::{ApplyRequest, ApplyResponse, AttachmentMeta, SessionEntry, SessionMeta};
@@ -104,11 +103,7 @@ impl BridgeStore {
                     entry: entry.clone(),
                     parent_explicit: *parent_explicit,
                 })?;
-                applied.commit = Some(CommitOutcome {
-                    committed: reply.committed,
-                    entry: reply.entry,
-                    meta: reply.meta,
-                });
+                applied.commit = Some(reply.into());
                 Ok(())
             }
             Write::DeleteEntries => self.ok::<DeleteEntries>(session(sid)),
