@@ -223,13 +223,15 @@ fn differ_ignores_set_order_but_not_number_text_and_reports_paths() {
     assert!(lines[2].contains("only ours=[\"\\\"b\\\"\"]"), "{lines:#?}");
 }
 
-/// Where the golden registration of an extension function is kept.
-fn extension_file(id: &str) -> std::path::PathBuf {
-    let name = format!("{}.json", id.replace("::", "."));
+/// Where the golden registration of an extension is kept: `<id>.json` for a function,
+/// `<id>.trigger.json` for a trigger type (`::` written `.`).
+fn extension_file(id: &str, trigger: bool) -> std::path::PathBuf {
+    let kind = if trigger { ".trigger" } else { "" };
+    let name = format!("{}{kind}.json", id.replace("::", "."));
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/extensions").join(name)
 }
 
-/// What an extension registers, in the reference's entry shape.
+/// What an extension function registers, in the reference's entry shape.
 fn extension_registration(op: &session_core::catalog::Operation) -> Value {
     serde_json::json!({
         "name": op.id,
@@ -240,21 +242,38 @@ fn extension_registration(op: &session_core::catalog::Operation) -> Value {
     })
 }
 
-/// Our additive functions are not seed ids, each registers exactly its golden file under
-/// `spec/extensions/` (numbers by their text), and every golden file belongs to one. A changed
-/// extension is a deliberate edit of its file (`GOLDEN_UPDATE=1` rewrites them); the seed's
-/// reference never changes.
+/// What an extension trigger type registers, in the reference's entry shape.
+fn extension_trigger_registration(trigger: &session_core::catalog::TriggerType) -> Value {
+    serde_json::json!({
+        "name": trigger.id,
+        "description": trigger.description,
+        "metadata": {},
+        "invocation_schema": (trigger.config_schema)(),
+        "return_schema": {},
+    })
+}
+
+/// Our additive functions and trigger types are not seed ids, each registers exactly its golden
+/// file under `spec/extensions/` (numbers by their text), and every golden file belongs to one.
+/// A changed extension is a deliberate edit of its file (`GOLDEN_UPDATE=1` rewrites them); the
+/// seed's reference never changes.
 #[test]
 fn extension_registrations_match_their_golden_files() {
-    use session_core::catalog::EXTENSIONS;
+    use session_core::catalog::{EXTENSIONS, EXTENSION_TRIGGER_TYPES};
     let reference = reference();
-    let seed = reference_entries(&reference, "functions");
+    let seed_functions = reference_entries(&reference, "functions");
+    let seed_triggers = reference_entries(&reference, "triggers");
     let update = std::env::var_os("GOLDEN_UPDATE").is_some();
     let mut mismatches = BTreeMap::new();
-    for op in EXTENSIONS {
-        assert!(!seed.contains_key(op.id), "extension {} reuses a seed id", op.id);
-        let ours = extension_registration(op);
-        let path = extension_file(op.id);
+    let functions = EXTENSIONS.iter().map(|op| (op.id, false, extension_registration(op)));
+    let triggers =
+        EXTENSION_TRIGGER_TYPES.iter().map(|t| (t.id, true, extension_trigger_registration(t)));
+    let mut owned = BTreeSet::new();
+    for (id, trigger, ours) in functions.chain(triggers) {
+        assert!(!seed_functions.contains_key(id), "extension {id} reuses a seed function id");
+        assert!(!seed_triggers.contains_key(id), "extension {id} reuses a seed trigger type id");
+        let path = extension_file(id, trigger);
+        owned.insert(path.file_name().expect("name").to_string_lossy().into_owned());
         if update {
             let text = serde_json::to_string_pretty(&ours).expect("json") + "\n";
             std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -264,14 +283,16 @@ fn extension_registrations_match_their_golden_files() {
         let want: Value = serde_json::from_str(&text).expect("golden file is JSON");
         let lines = differences("", &ours, &want);
         if !lines.is_empty() {
-            mismatches.insert(op.id.to_string(), lines);
+            mismatches.insert(id.to_string(), lines);
         }
     }
     assert_no_mismatches("extensions", &mismatches);
-    let dir = extension_file("x").parent().expect("dir").to_path_buf();
+    let dir = extension_file("x", false).parent().expect("dir").to_path_buf();
     for file in std::fs::read_dir(&dir).expect("spec/extensions") {
         let name = file.expect("entry").file_name().to_string_lossy().into_owned();
-        let owned = EXTENSIONS.iter().any(|op| extension_file(op.id).ends_with(&name));
-        assert!(owned, "spec/extensions/{name} belongs to no extension of the catalog");
+        assert!(
+            owned.contains(&name),
+            "spec/extensions/{name} belongs to no extension of the catalog"
+        );
     }
 }

@@ -298,67 +298,67 @@ catalog! {
 seed {
     "session::create", Mutation / CREATE, CreateRequest => CreateResponse,
         "Create a session at status idle; fires session::created.",
-        |s, e, r| ops::create::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::create::decide(s, e, r)?.execute(s, e);
     "session::ensure", Mutation / WRITE, EnsureRequest => EnsureResponse,
         "Idempotently ensure a session with a given id exists; fires session::created only when it creates.",
-        |s, e, r| ops::ensure::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::ensure::decide(s, e, r)?.execute(s, e);
     "session::get", Read / READ, GetRequest => Option<GetResponse>,
         "Read one session's metadata (null when unknown).",
-        |s, e, r| ops::get::decide(s, r)?.execute(s);
+        |s, e, r| ops::get::decide(s, r)?.execute(s, e);
     "session::list", Read / READ, ListRequest => ListResponse,
         "List sessions with pagination, ordering, and status/metadata filters.",
-        |s, e, r| ops::list::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::list::decide(s, e, r)?.execute(s, e);
     "session::set-meta", Mutation / WRITE, SetMetaRequest => SetMetaResponse,
         "Update a session's title/description/metadata; fires session::meta-updated.",
-        |s, e, r| ops::set_meta::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::set_meta::decide(s, e, r)?.execute(s, e);
     "session::set-status", Mutation / WRITE, SetStatusRequest => SetStatusResponse,
         "Set status idle/working/done/error; fires session::status-changed (no-op when unchanged).",
-        |s, e, r| ops::set_status::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::set_status::decide(s, e, r)?.execute(s, e);
     "session::set-draft", Mutation / WRITE, SetDraftRequest => SetDraftResponse,
         "Park (or clear) the session's unsent composer input — text and attachment ids; event-silent, read back on SessionMeta.draft / draft_attachments.",
-        |s, e, r| ops::set_draft::decide(s, r)?.execute(s);
+        |s, e, r| ops::set_draft::decide(s, r)?.execute(s, e);
     "session::delete", Mutation / WRITE_FILES, DeleteRequest => DeleteResponse,
         "Delete a session and its entries; fires session::deleted.",
-        |s, e, r| ops::delete::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::delete::decide(s, e, r)?.execute(s, e);
     "session::append", Mutation / WRITE, AppendRequest => AppendResponse,
         "Append one entry (idempotent on entry_id); fires session::message-added.",
-        |s, e, r| ops::append::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::append::decide(s, e, r)?.execute(s, e);
     "session::append-many", Mutation / WRITE, AppendManyRequest => AppendManyResponse,
         "Append several message entries in order; fires session::message-added per entry.",
-        |s, e, r| ops::append_many::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::append_many::decide(s, e, r)?.execute(s, e);
     "session::update-message", Mutation / WRITE, UpdateMessageRequest => UpdateMessageResponse,
         "Replace a message entry's content (optimistic concurrency via expected_revision); fires session::message-updated.",
-        |s, e, r| ops::update_message::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::update_message::decide(s, e, r)?.execute(s, e);
     "session::get-message", Read / READ, GetMessageRequest => Option<GetMessageResponse>,
         "Read a single entry by id (null when unknown).",
-        |s, e, r| ops::get_message::decide(s, r)?.execute(s);
+        |s, e, r| ops::get_message::decide(s, r)?.execute(s, e);
     "session::messages", Read / READ, MessagesRequest => MessagesResponse,
         "Load the active path as messages with entry ids, oldest first; pagination and role filtering.",
-        |s, e, r| ops::messages::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::messages::decide(s, e, r)?.execute(s, e);
     "session::messages-range", Read / READ, MessagesRangeRequest => MessagesRangeResponse,
         "Full entries for a span (from/to) or list (entry_ids) of the active path — how a reader fetches the calls a collapsed run left out.",
-        |s, e, r| ops::messages_range::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::messages_range::decide(s, e, r)?.execute(s, e);
     "session::messages-tail", Read / READ, MessagesTailRequest => MessagesTailResponse,
         "Newest page of the active path, walking backwards in block-aligned pages (a tool run never splits) with activity runs collapsed to placeholders; the reader a chat UI opens a session with.",
-        |s, e, r| ops::messages_tail::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::messages_tail::decide(s, e, r)?.execute(s, e);
     "session::fork", Mutation / WRITE, ForkRequest => ForkResponse,
         "Copy history up to an entry into a new session (copy-on-fork); fires session::created.",
-        |s, e, r| ops::fork::decide(s, e, r)?.execute(s);
+        |s, e, r| ops::fork::decide(s, e, r)?.execute(s, e);
     "session::set-active-leaf", Mutation / WRITE, SetActiveLeafRequest => SetActiveLeafResponse,
         "Move the active path to end at a given entry (branch switch).",
-        |s, e, r| ops::set_active_leaf::decide(s, r)?.execute(s);
+        |s, e, r| ops::set_active_leaf::decide(s, r)?.execute(s, e);
     "session::put-attachment", Mutation / WRITE_BYTES, PutAttachmentRequest => PutAttachmentResponse,
         "Store an attachment's original bytes (base64) for a session and return the `file` content block that references it; event-silent.",
-        |s, e, r| ops::attachments::put(s, e, r)?.execute(s);
+        |s, e, r| ops::attachments::put(s, e, r)?.execute(s, e);
     "session::get-attachment", Read / READ_FILES, GetAttachmentRequest => Option<GetAttachmentResponse>,
         "Read one stored attachment's metadata and bytes (null when unknown).",
-        |s, e, r| ops::attachments::get(s, r)?.execute(s);
+        |s, e, r| ops::attachments::get(s, r)?.execute(s, e);
     "session::list-attachments", Read / READ_FILES, ListAttachmentsRequest => ListAttachmentsResponse,
         "List the metadata of every attachment stored for a session.",
-        |s, e, r| ops::attachments::list(s, r)?.execute(s);
+        |s, e, r| ops::attachments::list(s, r)?.execute(s, e);
     "session::delete-attachment", Mutation / WRITE_FILES, DeleteAttachmentRequest => DeleteAttachmentResponse,
         "Delete one stored attachment no transcript entry references (e.g. a chip removed from the composer); also drops it from the draft. Event-silent.",
-        |s, e, r| ops::attachments::delete(s, r)?.execute(s);
+        |s, e, r| ops::attachments::delete(s, r)?.execute(s, e);
     "session::config-status", Operator / READ, ConfigStatusRequest => ReloadStatus,
         "Report the last configuration hot-reload outcome: last_outcome (applied|rejected), last_error, and rejected_reloads (count since boot). A rejected outcome or non-zero count means a stored config was refused and the active storage adapter diverged from the central store. Takes no arguments.",
         |s, e, r| host_only::<ReloadStatus>("session::config-status");
@@ -424,6 +424,15 @@ extensions {
     "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,
         "Internal store protocol (extension): apply one session's whole change set atomically, so a bridged multi-write mutation lands all or nothing.",
         |s, e, r| sp::apply(s, r).map(Outcome::silent);
+    "session::store::changes", StoreProtocol / READ, StoreChangesRequest => FeedPage,
+        "Internal store protocol (extension): one page of a session's change feed after a seq.",
+        |s, e, r| sp::changes(s, r).map(Outcome::silent);
+    "session::changes", Read / READ, ChangesRequest => ChangesResponse,
+        "A session's change feed after a seq, in seq order: every event its mutations fired, each with the session's next seq (no gaps, never reused). truncated: true means the changes after after_seq are no longer kept; reload and resume at latest_seq.",
+        |s, e, r| ops::changes::decide(s, e, r)?.execute(s, e);
+    "session::append-delta", Mutation / WRITE, AppendDeltaRequest => AppendDeltaResponse,
+        "Append streamed text (or thinking) to a message's last text (thinking) block in O(delta); fires session::message-updated with the full message and records a compact session::message-delta change.",
+        |s, e, r| ops::append_delta::decide(s, e, r)?.execute(s, e);
 }
 }
 
@@ -454,10 +463,9 @@ pub fn operation(id: &str) -> Option<&'static Operation> {
     all_operations().find(|op| op.id == id)
 }
 
-macro_rules! triggers {
+macro_rules! trigger_list {
     ($( $id:expr, $Config:ty, $desc:literal; )*) => {
-        /// Every trigger type, in registration order (the six public ones, then the bridge feed).
-        pub const TRIGGER_TYPES: &[TriggerType] = &[$(
+        &[$(
             TriggerType {
                 id: $id,
                 description: $desc,
@@ -465,19 +473,45 @@ macro_rules! triggers {
                 #[cfg(feature = "schema")]
                 config_schema: derived_schema_of::<$Config>,
             },
-        )*];
+        )*]
+    };
+}
 
-        /// Calls `visitor` once per trigger type, in [`TRIGGER_TYPES`] order, with its config type:
-        /// how a host registers each trigger type with a typed config schema without naming the
-        /// types itself.
+macro_rules! triggers {
+    (seed { $( $id:expr, $Config:ty, $desc:literal; )* }
+     extensions { $( $xid:expr, $XConfig:ty, $xdesc:literal; )* }) => {
+        /// The seed's trigger types, in registration order (the six public ones, then the bridge
+        /// feed): ids, descriptions and config schemas exactly the reference's.
+        pub const TRIGGER_TYPES: &[TriggerType] = trigger_list! { $( $id, $Config, $desc; )* };
+
+        /// Our additive trigger types, listed apart from the seed's (each with its golden file
+        /// under `spec/extensions/`); a worker registers them unless it runs seed-only.
+        pub const EXTENSION_TRIGGER_TYPES: &[TriggerType] =
+            trigger_list! { $( $xid, $XConfig, $xdesc; )* };
+
+        /// Calls `visitor` once per trigger type with its config type, the seed's in
+        /// [`TRIGGER_TYPES`] order, then (unless `seed_only`) the extensions: how a host registers
+        /// each trigger type with a typed config schema without naming the types itself.
         #[cfg(feature = "schema")]
-        pub fn visit_trigger_types(visitor: &mut impl TriggerConfigVisitor) {
+        pub fn visit_trigger_types(visitor: &mut impl TriggerConfigVisitor, seed_only: bool) {
             let mut types = TRIGGER_TYPES.iter();
             $( if let Some(trigger) = types.next() {
                 visitor.visit::<$Config>(trigger);
             } )*
+            if seed_only {
+                return;
+            }
+            let mut types = EXTENSION_TRIGGER_TYPES.iter();
+            $( if let Some(trigger) = types.next() {
+                visitor.visit::<$XConfig>(trigger);
+            } )*
         }
     };
+}
+
+/// Every trigger type a worker may register: the seed's, then the extensions.
+pub fn all_trigger_types() -> impl Iterator<Item = &'static TriggerType> {
+    TRIGGER_TYPES.iter().chain(EXTENSION_TRIGGER_TYPES)
 }
 
 /// Does something with one trigger type and its binding-config type ([`visit_trigger_types`]).
@@ -489,6 +523,7 @@ pub trait TriggerConfigVisitor {
 }
 
 triggers! {
+seed {
     crate::events::CREATED, CreatedBindingConfig,
         "A new session exists (via session::create or session::fork).";
     crate::events::MESSAGE_ADDED, MessageBindingConfig,
@@ -503,6 +538,11 @@ triggers! {
         "A session and its entries were removed.";
     crate::events::STORE_EVENTS, StoreEventsBindingConfig,
         "Internal: event-envelope feed for bridged session-manager instances. Not for direct consumption — bind the six public session::* types instead.";
+}
+extensions {
+    crate::feed::CHANGED, ChangedBindingConfig,
+        "Every change of a session with its seq (no gaps per session): fill a jump with session::changes.";
+}
 }
 
 #[cfg(all(test, feature = "schema"))]
@@ -532,7 +572,7 @@ mod schema_number_tests {
             floats(&(op.request_schema)(), &format!("{} request", op.id), &mut found);
             floats(&(op.response_schema)(), &format!("{} response", op.id), &mut found);
         }
-        for trigger in TRIGGER_TYPES {
+        for trigger in all_trigger_types() {
             floats(&(trigger.config_schema)(), &format!("{} config", trigger.id), &mut found);
         }
         assert!(found.is_empty(), "float numbers in registered schemas: {found:?}");

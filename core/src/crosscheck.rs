@@ -40,8 +40,12 @@ pub trait Host {
 }
 
 /// Limits every host uses (small pages, so paging paths run).
-pub const LIMITS: Limits =
-    Limits { default_list_limit: 3, max_list_limit: 5, max_attachment_bytes: 64 };
+pub const LIMITS: Limits = Limits {
+    default_list_limit: 3,
+    max_list_limit: 5,
+    max_attachment_bytes: 64,
+    feed_retention: 4,
+};
 
 /// The reference host: a store from `make` driven through [`crate::catalog::dispatch`].
 pub struct CoreHost<'a> {

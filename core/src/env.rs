@@ -118,11 +118,18 @@ pub struct Limits {
     pub default_list_limit: usize,
     pub max_list_limit: usize,
     pub max_attachment_bytes: u64,
+    /// Changes kept per session feed (`feed_retention`).
+    pub feed_retention: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { default_list_limit: 50, max_list_limit: 500, max_attachment_bytes: 52_428_800 }
+        Limits {
+            default_list_limit: 50,
+            max_list_limit: 500,
+            max_attachment_bytes: 52_428_800,
+            feed_retention: crate::feed::DEFAULT_RETENTION,
+        }
     }
 }
 
@@ -139,6 +146,17 @@ pub struct Env<'a> {
     pub clock: &'a dyn Clock,
     pub ids: &'a dyn IdGen,
     pub limits: Limits,
+}
+
+impl Env<'_> {
+    /// The `Feed` write recording `changes` now, with the configured retention.
+    pub fn feed_write(&self, changes: alloc::vec::Vec<crate::feed::PendingChange>) -> crate::Write {
+        crate::Write::Feed {
+            timestamp: self.clock.now_ms(),
+            retention: self.limits.feed_retention,
+            changes,
+        }
+    }
 }
 
 impl core::fmt::Debug for Env<'_> {

@@ -5,8 +5,9 @@ use alloc::string::String;
 use serde_json::Value;
 
 use crate::wire::{
-    CreatedEvent, DeletedEvent, EventEnvelope, MessageAddedEvent, MessageUpdatedEvent,
-    MetaUpdatedEvent, Object, Role, SessionMeta, StatusChangedEvent,
+    Change, ChangedEvent, CreatedEvent, DeletedEvent, EventEnvelope, MessageAddedEvent,
+    MessageUpdatedEvent, MetaUpdatedEvent, Object, Role, SessionEntry, SessionMeta,
+    StatusChangedEvent,
 };
 
 pub const CREATED: &str = "session::created";
@@ -21,6 +22,19 @@ pub const STORE_EVENTS: &str = "session::store::events";
 /// The six public trigger types, in catalog order.
 pub const PUBLIC_TRIGGER_TYPES: [&str; 6] =
     [CREATED, MESSAGE_ADDED, MESSAGE_UPDATED, STATUS_CHANGED, META_UPDATED, DELETED];
+
+/// The `session::message-added` event of a committed entry.
+pub fn message_added(session_id: &str, entry: &SessionEntry, timestamp: i64) -> SessionEvent {
+    SessionEvent::MessageAdded(MessageAddedEvent {
+        session_id: session_id.into(),
+        entry_id: entry.id().into(),
+        parent_id: entry.parent_id().map(Into::into),
+        message: entry.message().cloned(),
+        custom: entry.custom_payload(),
+        origin: entry.origin().cloned(),
+        timestamp,
+    })
+}
 
 /// One event of one of the six public trigger types.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,17 +118,33 @@ impl SessionEvent {
     }
 }
 
-/// An event ready to publish: the event and the session metadata as of the mutation.
+/// An event ready to publish: the event, the session metadata as of the mutation and, once the
+/// write landed in a store that keeps a feed, the change it was recorded as.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Emitted {
     pub event: SessionEvent,
     pub session_metadata: Option<Object>,
+    /// The feed change (seq) of this event: `None` before the write, for a store without a feed
+    /// and for resync replays (which allocate no seq).
+    pub change: Option<Change>,
 }
 
 impl Emitted {
     /// An event filtered against `meta`'s metadata.
     pub fn new(event: SessionEvent, meta: &SessionMeta) -> Self {
-        Emitted { event, session_metadata: meta.metadata.clone() }
+        Emitted { event, session_metadata: meta.metadata.clone(), change: None }
+    }
+
+    /// The `session::changed` delivery of this event's change, if it has one.
+    pub fn changed_event(&self) -> Option<ChangedEvent> {
+        let change = self.change.as_ref()?;
+        Some(ChangedEvent {
+            session_id: self.event.session_id().into(),
+            seq: change.seq,
+            change_type: change.change_type.clone(),
+            payload: change.payload.clone(),
+            timestamp: change.timestamp,
+        })
     }
 
     /// The cross-instance wire form.
@@ -131,6 +161,7 @@ impl Emitted {
         Some(Emitted {
             event: SessionEvent::from_parts(&envelope.trigger_type, &envelope.payload)?,
             session_metadata: envelope.session_metadata.clone(),
+            change: None,
         })
     }
 }

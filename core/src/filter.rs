@@ -8,7 +8,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::events::{self, Emitted};
-use crate::wire::{CreatedBindingConfig, MessageBindingConfig, Object, Role, SessionBindingConfig};
+use crate::wire::{
+    ChangedBindingConfig, CreatedBindingConfig, MessageBindingConfig, Object, Role,
+    SessionBindingConfig,
+};
 
 /// The parsed filter of one binding. All supplied conditions must hold.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -16,6 +19,8 @@ pub struct BindingFilter {
     pub session_id: Option<String>,
     pub roles: Option<Vec<Role>>,
     pub metadata: Option<Object>,
+    /// `session::changed` only: the change types delivered.
+    pub types: Option<Vec<String>>,
 }
 
 impl BindingFilter {
@@ -44,16 +49,50 @@ impl BindingFilter {
                 let c = CreatedBindingConfig::deserialize(config).map_err(reject)?;
                 Ok(BindingFilter { metadata: c.metadata, ..Default::default() })
             }
+            crate::feed::CHANGED => {
+                let c = ChangedBindingConfig::deserialize(config).map_err(reject)?;
+                if let Some(unknown) = c.types.iter().flatten().find(|t| !is_change_type(t)) {
+                    return Err(format!(
+                        "invalid {trigger_type} config: unknown change type `{unknown}`"
+                    ));
+                }
+                Ok(BindingFilter {
+                    session_id: c.session_id,
+                    metadata: c.metadata,
+                    ..Default::default()
+                })
+            }
             events::MESSAGE_ADDED | events::MESSAGE_UPDATED => {
                 let c = MessageBindingConfig::deserialize(config).map_err(reject)?;
-                Ok(BindingFilter { session_id: c.session_id, roles: c.roles, metadata: c.metadata })
+                Ok(BindingFilter {
+                    session_id: c.session_id,
+                    roles: c.roles,
+                    metadata: c.metadata,
+                    types: None,
+                })
             }
             events::STATUS_CHANGED | events::META_UPDATED | events::DELETED => {
                 let c = SessionBindingConfig::deserialize(config).map_err(reject)?;
-                Ok(BindingFilter { session_id: c.session_id, metadata: c.metadata, roles: None })
+                Ok(BindingFilter {
+                    session_id: c.session_id,
+                    metadata: c.metadata,
+                    ..Default::default()
+                })
             }
             other => Err(format!("invalid {other} config: unknown trigger type")),
         }
+    }
+
+    /// Whether the change of `emitted` reaches a `session::changed` binding with this filter
+    /// (`false` when it has no change).
+    pub fn matches_change(&self, emitted: &Emitted) -> bool {
+        let Some(change) = &emitted.change else { return false };
+        if let Some(types) = &self.types {
+            if !types.contains(&change.change_type) {
+                return false;
+            }
+        }
+        self.matches(emitted)
     }
 
     /// Whether `emitted` reaches a binding with this filter.
@@ -74,6 +113,11 @@ impl BindingFilter {
             None => true,
         }
     }
+}
+
+/// A type a change can have: a public seed trigger type or `session::message-delta`.
+fn is_change_type(t: &str) -> bool {
+    t == crate::feed::MESSAGE_DELTA || events::PUBLIC_TRIGGER_TYPES.contains(&t)
 }
 
 /// The JSON type name of a value, for rejection messages.

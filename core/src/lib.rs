@@ -48,6 +48,7 @@ pub mod cursor;
 pub mod env;
 pub mod error;
 pub mod events;
+pub mod feed;
 pub mod filter;
 pub mod jsonl;
 pub mod limits;

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use crate::error::StoreError;
 use crate::record::SessionState;
 use crate::store::{plan_session_writes, Applied, ChangeSet, Store, Write};
+use crate::wire::FeedPage;
 use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 
 #[derive(Debug, Default, Clone)]
@@ -136,8 +137,8 @@ impl Store for MemStore {
         self.write(|inner| {
             let sid = &changes.session_id;
             let current = inner.sessions.get(sid).cloned().unwrap_or_default();
-            let (next, _log, commit) = plan_session_writes(&current, &changes.writes)?;
-            let mut applied = Applied { commit, attachments_deleted: Vec::new() };
+            let (next, planned) = plan_session_writes(&current, &changes.writes)?;
+            let mut applied = planned.applied();
             let mut attachments = inner.attachments.get(sid).cloned().unwrap_or_default();
             for write in &changes.writes {
                 match write {
@@ -164,5 +165,16 @@ impl Store for MemStore {
             }
             Ok(applied)
         })
+    }
+
+    fn changes(
+        &self,
+        session_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<FeedPage, StoreError> {
+        Ok(self.read(|i| {
+            i.sessions.get(session_id).map(|s| s.feed.page(after_seq, limit)).unwrap_or_default()
+        }))
     }
 }

@@ -8,7 +8,8 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
-use crate::wire::{SessionEntry, SessionMeta};
+use crate::feed::Feed;
+use crate::wire::{Change, ContentBlock, MessageDelta, SessionEntry, SessionMeta};
 
 /// One line of a session's JSONL log.
 // Records are short-lived (parsed, applied, dropped); boxing the metas would only add allocations.
@@ -31,17 +32,104 @@ pub enum Record {
     /// extension of this store (not in v1.0.32, which skips it as an unknown line, see
     /// [`SessionState::snapshot_records`] for what that changes).
     Settle,
+    /// One change of the session's feed (live sync; an extension v1.0.32 skips as an unknown
+    /// line, losing only the feed).
+    Change { change: LoggedChange },
+    /// Text an `append-delta` added to one content block, with the entry's new revision and the
+    /// session's new `updated_at`. An extension: v1.0.32 skips it and would lose the text, so a
+    /// data_dir goes back to v1.0.32 through `session-manager compact --seed` (snapshots hold
+    /// whole entries).
+    Delta { delta: MessageDelta, at: i64 },
+}
+
+/// A feed change as the log holds it. `payload` is left out for the `session::message-added` of
+/// the `append` record just before it in the same change set, and rebuilt from that record on
+/// replay (so an append does not write its message twice).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedChange {
+    pub seq: u64,
+    #[serde(rename = "type")]
+    pub change_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<serde_json::Value>,
+    pub timestamp: i64,
+}
+
+impl LoggedChange {
+    /// The log form of `change`, with its payload.
+    pub fn full(change: &Change) -> Self {
+        LoggedChange {
+            seq: change.seq,
+            change_type: change.change_type.clone(),
+            payload: Some(change.payload.clone()),
+            timestamp: change.timestamp,
+        }
+    }
 }
 
 /// Everything stored for one session except attachments.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct SessionState {
     pub meta: Option<SessionMeta>,
     pub entries: BTreeMap<String, SessionEntry>,
     pub leaf: Option<String>,
     pub committed: BTreeSet<String>,
+    /// The change feed (kept past a delete: a re-created id continues its seqs).
+    pub feed: Feed,
+    /// The entry of the last `append` record applied: the payload source of a `change` record
+    /// that left its payload out.
+    last_append: Option<String>,
     /// Legacy three-line appends: a `leaf` record waits for the `meta` that completes it.
     pending_legacy_append: bool,
+}
+
+/// The block an `append-delta` writes to: the last block when it is of the delta's kind
+/// (`thinking` or text), else a new one (the block count).
+pub fn delta_block_index(content: &[ContentBlock], thinking: bool) -> usize {
+    match content.last() {
+        Some(ContentBlock::Text { .. }) if !thinking => content.len() - 1,
+        Some(ContentBlock::Thinking { .. }) if thinking => content.len() - 1,
+        _ => content.len(),
+    }
+}
+
+/// Adds a delta's text to `content`: appended to block `block_index`, or pushed as a new block
+/// when that is one past the last.
+pub fn add_delta(
+    content: &mut Vec<ContentBlock>,
+    delta: &MessageDelta,
+) -> Result<(), &'static str> {
+    let (thinking, text) = match (&delta.text, &delta.thinking) {
+        (Some(text), None) => (false, text),
+        (None, Some(text)) => (true, text),
+        _ => return Err("exactly one of text or thinking"),
+    };
+    if delta.block_index == content.len() {
+        content.push(match thinking {
+            false => ContentBlock::Text { text: text.clone() },
+            true => ContentBlock::Thinking { text: text.clone(), signature: None },
+        });
+        return Ok(());
+    }
+    match content.get_mut(delta.block_index) {
+        Some(ContentBlock::Text { text: block }) if !thinking => block.push_str(text),
+        Some(ContentBlock::Thinking { text: block, .. }) if thinking => block.push_str(text),
+        Some(_) => return Err("the block is of another kind"),
+        None => return Err("block index out of range"),
+    }
+    Ok(())
+}
+
+/// Equal when they serve the same: `last_append` is replay bookkeeping, not state.
+impl PartialEq for SessionState {
+    fn eq(&self, other: &Self) -> bool {
+        self.meta == other.meta
+            && self.entries == other.entries
+            && self.leaf == other.leaf
+            && self.committed == other.committed
+            && self.feed == other.feed
+            && self.pending_legacy_append == other.pending_legacy_append
+    }
 }
 
 /// Result of committing one append (contract §5.5 `commit_append`).
@@ -57,10 +145,15 @@ impl SessionState {
     /// a log of nothing but `commit` lines replays to markers that a later `commit_append` of
     /// the same id reads, so dropping them would make stores disagree about that append.
     pub fn is_empty(&self) -> bool {
-        self.meta.is_none()
-            && self.entries.is_empty()
-            && self.leaf.is_none()
-            && self.committed.is_empty()
+        !self.holds_session() && self.feed.is_empty()
+    }
+
+    /// True when anything but the feed is stored: a deleted session keeps only its feed.
+    pub fn holds_session(&self) -> bool {
+        self.meta.is_some()
+            || !self.entries.is_empty()
+            || self.leaf.is_some()
+            || !self.committed.is_empty()
     }
 
     /// True while a legacy `leaf` record waits for the `meta` that completes it (contract §5.4).
@@ -92,14 +185,64 @@ impl SessionState {
                 self.entries.insert(id.clone(), entry.clone());
                 self.leaf = Some(id.clone());
                 self.meta = Some(meta.clone());
-                self.committed.insert(id);
+                self.committed.insert(id.clone());
                 self.pending_legacy_append = false;
+                self.last_append = Some(id);
             }
             Record::Commit { entry_id } => {
                 self.committed.insert(entry_id.clone());
             }
             Record::Settle => self.pending_legacy_append = false,
+            Record::Change { change } => {
+                let payload = match &change.payload {
+                    Some(payload) => Some(payload.clone()),
+                    None => self.appended_payload(),
+                };
+                // A payload-less change with no append before it (a hand-edited log) is dropped.
+                if let Some(payload) = payload {
+                    self.feed.record(Change {
+                        seq: change.seq,
+                        change_type: change.change_type.clone(),
+                        payload,
+                        timestamp: change.timestamp,
+                    });
+                }
+            }
+            Record::Delta { delta, at } => {
+                // Planned against this state, so it fits; a replayed record that does not (a
+                // hand-edited log) changes nothing.
+                let _ = self.apply_delta(delta, *at);
+            }
         }
+    }
+
+    /// Adds an `append-delta`'s text to its block: appended to block `block_index`, or a new
+    /// block when that is one past the last. Rejected when the entry is not a message or the
+    /// block is of another kind or out of range.
+    pub fn apply_delta(&mut self, delta: &MessageDelta, at: i64) -> Result<(), StoreError> {
+        let reject = |why: &str| {
+            Err(StoreError::rejected(alloc::format!("append_delta on {}: {why}", delta.entry_id)))
+        };
+        let Some(SessionEntry::Message { message, revision, .. }) =
+            self.entries.get_mut(&delta.entry_id)
+        else {
+            return reject("not a message entry of this session");
+        };
+        if let Err(why) = add_delta(message.content_mut(), delta) {
+            return reject(why);
+        }
+        *revision = delta.revision;
+        if let Some(meta) = &mut self.meta {
+            meta.updated_at = at;
+        }
+        Ok(())
+    }
+
+    /// The `session::message-added` payload of the last appended entry.
+    fn appended_payload(&self) -> Option<serde_json::Value> {
+        let entry = self.entries.get(self.last_append.as_deref()?)?;
+        let sid = &self.meta.as_ref()?.session_id;
+        Some(crate::events::message_added(sid, entry, entry.timestamp()).payload())
     }
 
     fn mark_active_path_committed(&mut self) {
@@ -176,6 +319,7 @@ impl SessionState {
                 records.push(Record::Settle);
             }
         }
+        records.extend(self.feed.kept().map(|c| Record::Change { change: LoggedChange::full(c) }));
         records
     }
 }

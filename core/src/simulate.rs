@@ -116,7 +116,25 @@ impl Sim {
                     self.leaf = Some(id.clone());
                 }
             }
-            Record::Leaf { entry_id: None } | Record::Commit { .. } | Record::Settle => {}
+            Record::Delta { delta, at } => {
+                self.flush();
+                if let Some(revision) = self.revisions.get_mut(&delta.entry_id) {
+                    *revision = delta.revision;
+                    let req = crate::wire::AppendDeltaRequest {
+                        session_id: self.sid.clone(),
+                        entry_id: delta.entry_id.clone(),
+                        text: delta.text.clone(),
+                        thinking: delta.thinking.clone(),
+                        expected_revision: None,
+                        origin: None,
+                    };
+                    self.push(*at, "session::append-delta", &req);
+                }
+            }
+            Record::Leaf { entry_id: None }
+            | Record::Commit { .. }
+            | Record::Settle
+            | Record::Change { .. } => {}
         }
     }
 

@@ -6,8 +6,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::error::StoreError;
-use crate::record::{CommitOutcome, Record, SessionState};
-use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+use crate::feed::PendingChange;
+use crate::record::{CommitOutcome, LoggedChange, Record, SessionState};
+use crate::wire::{AttachmentMeta, Change, FeedPage, MessageDelta, SessionEntry, SessionMeta};
 
 /// One write of a mutation. Every write of a `ChangeSet` concerns the change set's session.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +30,18 @@ pub enum Write {
     },
     DeleteAttachment(String),
     DeleteAttachments,
+    /// An `append-delta`: text added to one block of one message, the session's `updated_at`.
+    AppendDelta {
+        delta: MessageDelta,
+        at: i64,
+    },
+    /// Records the mutation's changes in the session's feed, each with the next seq; keeps the
+    /// newest `retention`. Last write of its change set.
+    Feed {
+        timestamp: i64,
+        retention: usize,
+        changes: Vec<PendingChange>,
+    },
 }
 
 /// The writes of one mutation, applied all-or-nothing by the store.
@@ -61,6 +74,8 @@ pub struct Applied {
     pub commit: Option<CommitOutcome>,
     /// Whether each `DeleteAttachment` write found the attachment, in order.
     pub attachments_deleted: Vec<bool>,
+    /// The changes a `Feed` write recorded, with their seqs.
+    pub changes: Vec<Change>,
 }
 
 /// A storage backend. Unknown sessions read as empty. `list_*` results are unordered.
@@ -91,6 +106,40 @@ pub trait Store {
     /// Applies every write of `changes` atomically: after a crash either all of them are visible
     /// or none is.
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError>;
+    /// At most `limit` changes of the session's feed after `after_seq`. Stores that keep no feed
+    /// (a bridge to a seed main) say so.
+    fn changes(
+        &self,
+        session_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<FeedPage, StoreError> {
+        let _ = (session_id, after_seq, limit);
+        Err(StoreError::Unavailable {
+            function: "session::store::changes".into(),
+            detail: "this store keeps no change feed".into(),
+        })
+    }
+}
+
+/// What planning a change set against a session's state yields besides the new state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    pub log: LogChange,
+    pub commit: Option<CommitOutcome>,
+    /// What the change set's `Feed` write recorded.
+    pub changes: Vec<Change>,
+}
+
+impl Planned {
+    /// What the store reports back for it (attachment results are the backend's).
+    pub fn applied(&self) -> Applied {
+        Applied {
+            commit: self.commit.clone(),
+            attachments_deleted: Vec::new(),
+            changes: self.changes.clone(),
+        }
+    }
 }
 
 /// How a change set alters a session's log.
@@ -109,10 +158,10 @@ pub enum LogChange {
 pub fn plan_session_writes(
     state: &SessionState,
     writes: &[Write],
-) -> Result<(SessionState, LogChange, Option<CommitOutcome>), StoreError> {
+) -> Result<(SessionState, Planned), StoreError> {
     let mut next = state.clone();
-    let (change, commit) = plan_session_writes_in_place(&mut next, writes)?;
-    Ok((next, change, commit))
+    let planned = plan_session_writes_in_place(&mut next, writes)?;
+    Ok((next, planned))
 }
 
 /// [`plan_session_writes`] without the copy: turns `state` into the new state and returns the log
@@ -122,11 +171,43 @@ pub fn plan_session_writes(
 pub fn plan_session_writes_in_place(
     next: &mut SessionState,
     writes: &[Write],
-) -> Result<(LogChange, Option<CommitOutcome>), StoreError> {
+) -> Result<Planned, StoreError> {
     let mut records = Vec::new();
     let mut rewrite = false;
-    let mut commit = None;
+    let mut commit: Option<CommitOutcome> = None;
+    let mut changes = Vec::new();
     for write in writes {
+        if let Write::Feed { timestamp, retention, changes: pending } = write {
+            for pending in pending {
+                // The payload of the append's change is rebuilt from its `append` record.
+                let (change_type, payload, derived) = match pending {
+                    PendingChange::Known { change_type, payload } => {
+                        (change_type.clone(), payload.clone(), false)
+                    }
+                    PendingChange::CommittedAppend => match &commit {
+                        Some(c) if c.committed => {
+                            let sid = c.meta.session_id.as_str();
+                            let event =
+                                crate::events::message_added(sid, &c.entry, c.entry.timestamp());
+                            (event.trigger_type().into(), event.payload(), true)
+                        }
+                        _ => continue,
+                    },
+                };
+                let seq = next.feed.latest_seq() + 1;
+                let change = Change { seq, change_type, payload, timestamp: *timestamp };
+                let mut logged = LoggedChange::full(&change);
+                if derived {
+                    logged.payload = None;
+                }
+                let record = Record::Change { change: logged };
+                next.apply(&record);
+                records.push(record);
+                changes.push(change);
+            }
+            next.feed.trim(*retention);
+            continue;
+        }
         let record = match write {
             Write::PutMeta(meta) => Some(Record::Meta { meta: meta.clone() }),
             Write::PutEntry(entry) => Some(Record::Entry { entry: entry.clone() }),
@@ -152,6 +233,12 @@ pub fn plan_session_writes_in_place(
                 rewrite = true;
                 None
             }
+            Write::AppendDelta { delta, at } => {
+                next.apply_delta(delta, *at)?;
+                records.push(Record::Delta { delta: delta.clone(), at: *at });
+                None
+            }
+            Write::Feed { .. } => None,
             Write::PutAttachment { .. } | Write::DeleteAttachment(_) | Write::DeleteAttachments => {
                 None
             }
@@ -161,12 +248,16 @@ pub fn plan_session_writes_in_place(
             records.push(record);
         }
     }
-    let change = if rewrite {
+    if !next.holds_session() {
+        // A deleted session's feed ends with its `session::deleted`: the one change kept.
+        next.feed.trim(1);
+    }
+    let log = if rewrite {
         LogChange::Rewrite
     } else if records.is_empty() {
         LogChange::None
     } else {
         LogChange::Append(records)
     };
-    Ok((change, commit))
+    Ok(Planned { log, commit, changes })
 }

@@ -77,6 +77,17 @@ impl Subscriptions {
             .unwrap_or_default()
     }
 
+    /// The `session::changed` bindings the event's change reaches (none when it has no change).
+    pub fn matching_changed(&self, emitted: &Emitted) -> Vec<Subscription> {
+        if emitted.change.is_none() {
+            return Vec::new();
+        }
+        self.by_type
+            .get(crate::feed::CHANGED)
+            .map(|t| t.values().filter(|s| s.filter.matches_change(emitted)).cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Every binding of `trigger_type`, unfiltered (the `session::store::events` feed).
     pub fn all(&self, trigger_type: &str) -> Vec<Subscription> {
         self.by_type.get(trigger_type).map(|t| t.values().cloned().collect()).unwrap_or_default()
@@ -92,7 +103,7 @@ mod tests {
 
     fn deleted(sid: &str) -> Emitted {
         let event = SessionEvent::Deleted(DeletedEvent { session_id: sid.into(), timestamp: 1 });
-        Emitted { event, session_metadata: None }
+        Emitted { event, session_metadata: None, change: None }
     }
 
     #[test]

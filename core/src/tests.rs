@@ -118,3 +118,68 @@ fn legacy_three_line_append_commits_on_meta() {
     assert!(state.committed.contains("e1"), "the meta line completes the legacy append");
     assert_eq!(SessionMeta::clone(state.meta.as_ref().expect("meta")).kind, Default::default());
 }
+
+/// Live sync: every event gets the session's next seq, an idempotent append replay gets none, an
+/// `append-delta` records the compact delta, and a deleted then re-created id keeps counting.
+#[test]
+fn feed_seqs_follow_the_events() {
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let store = MemStore::new();
+    let call = |id: &str, req: serde_json::Value| {
+        catalog::dispatch(&store, &env, id, req).expect("in catalog").expect(id)
+    };
+    let seqs = |outcome: &crate::Outcome<serde_json::Value>| {
+        outcome
+            .events
+            .iter()
+            .map(|e| e.change.as_ref().map(|c| c.seq))
+            .collect::<alloc::vec::Vec<_>>()
+    };
+    let created = call("session::ensure", json!({"session_id": "s"}));
+    assert_eq!(seqs(&created), [Some(1)]);
+    let msg = json!({"role": "assistant", "content": [{"type": "text", "text": "He"}],
+        "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+    let append = json!({"session_id": "s", "entry_id": "e1", "message": msg});
+    assert_eq!(seqs(&call("session::append", append.clone())), [Some(2)]);
+    assert!(call("session::append", append).events.is_empty(), "a replay fires nothing");
+    let delta =
+        call("session::append-delta", json!({"session_id": "s", "entry_id": "e1", "text": "llo"}));
+    assert_eq!(delta.response, json!({"updated": true, "revision": 1}));
+    assert_eq!(seqs(&delta), [Some(3)]);
+    let change = delta.events[0].change.clone().expect("change");
+    assert_eq!(change.change_type, crate::feed::MESSAGE_DELTA);
+    assert_eq!(
+        change.payload,
+        json!({"session_id": "s", "entry_id": "e1", "revision": 1,
+        "block_index": 0, "text": "llo"})
+    );
+    let text = &delta.events[0].event.payload()["message"]["content"][0]["text"];
+    assert_eq!(text, "Hello", "seed subscribers get the full message");
+    let thinking = call(
+        "session::append-delta",
+        json!({"session_id": "s", "entry_id": "e1", "thinking": "hm"}),
+    );
+    assert_eq!(
+        thinking.events[0].change.as_ref().map(|c| c.payload["block_index"].clone()),
+        Some(json!(1))
+    );
+    assert_eq!(seqs(&call("session::delete", json!({"session_id": "s"}))), [Some(5)]);
+    let page = call("session::changes", json!({"session_id": "s"})).response;
+    assert_eq!(page["latest_seq"], 5);
+    assert_eq!(page["truncated"], true, "a deleted session keeps only its last change");
+    let page = call("session::changes", json!({"session_id": "s", "after_seq": 4})).response;
+    assert_eq!(page["changes"][0]["type"], "session::deleted");
+    assert_eq!(seqs(&call("session::ensure", json!({"session_id": "s"}))), [Some(6)]);
+    let page =
+        call("session::changes", json!({"session_id": "s", "after_seq": 4, "limit": 1})).response;
+    assert_eq!(page["next_after_seq"], 5);
+    let bad = catalog::dispatch(
+        &store,
+        &env,
+        "session::append-delta",
+        json!({"session_id": "s", "entry_id": "e1", "text": "a", "thinking": "b"}),
+    )
+    .expect("in catalog");
+    assert_eq!(bad.map(|_| ()).map_err(|e| e.code), Err(ErrorCode::InvalidRequest));
+}

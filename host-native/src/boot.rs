@@ -38,7 +38,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     }
     let config = configuration::boot(&iii, seed).await?;
     let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));
-    triggers::register_all(&iii, &emitter.subscriptions);
+    triggers::register_all(&iii, &emitter.subscriptions, cli.seed_only);
     let (adapter, url, sync, local) =
         (config.adapter.clone(), cli.url.clone(), cli.fs_sync, emitter.clone());
     let runtime = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync, &local))

@@ -33,6 +33,10 @@ pub struct WorkerConfig {
     /// Decoded-size cap of `session::put-attachment`, in bytes.
     #[serde(default = "max_attachment_bytes")]
     pub max_attachment_bytes: u64,
+    /// Changes kept per session for `session::changes` (live sync; older ones are dropped on the
+    /// next write and by compaction, and a reader behind them gets `truncated: true`). At least 1.
+    #[serde(default = "feed_retention")]
+    pub feed_retention: usize,
 }
 
 /// The storage adapter, adjacently tagged `{ name, config }`.
@@ -75,6 +79,10 @@ pub struct BridgeAdapterConfig {
 fn default_list_limit() -> usize {
     Limits::default().default_list_limit
 }
+fn feed_retention() -> usize {
+    Limits::default().feed_retention
+}
+
 fn max_list_limit() -> usize {
     Limits::default().max_list_limit
 }
@@ -115,6 +123,7 @@ impl Default for WorkerConfig {
             adapter: AdapterConfig::default(),
             default_list_limit: default_list_limit(),
             max_list_limit: max_list_limit(),
+            feed_retention: feed_retention(),
             max_attachment_bytes: max_attachment_bytes(),
         }
     }
@@ -182,6 +191,7 @@ impl WorkerConfig {
             default_list_limit: self.default_list_limit,
             max_list_limit: self.max_list_limit,
             max_attachment_bytes: self.max_attachment_bytes,
+            feed_retention: self.feed_retention.max(1),
         }
     }
 

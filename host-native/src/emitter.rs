@@ -1,5 +1,6 @@
 //! The emitter: publishes events to the bindings the trigger handlers collected. Each matching
-//! binding gets its own fire-and-forget (`Void`) invocation; in fs mode every event also goes, as
+//! binding gets its own fire-and-forget (`Void`) invocation, its change (seq) goes to the
+//! matching `session::changed` bindings; in fs mode every event also goes, as
 //! an `EventEnvelope`, to every `session::store::events` subscriber (contract §3.1, §5.7).
 
 use std::sync::{Arc, RwLock};
@@ -76,20 +77,30 @@ impl Emitter {
         Emitter { subscriptions: Arc::default(), sink }
     }
 
-    fn snapshot(&self, emitted: &Emitted, feed: bool) -> (Vec<Subscription>, Vec<Subscription>) {
+    fn snapshot(&self, emitted: &Emitted, feed: bool) -> Bindings {
         let subs = self.subscriptions.read().unwrap_or_else(|p| p.into_inner());
         let bridges = if feed { subs.all(STORE_EVENTS) } else { Vec::new() };
-        (subs.matching(emitted), bridges)
+        Bindings {
+            matching: subs.matching(emitted),
+            changed: subs.matching_changed(emitted),
+            bridges,
+        }
     }
 
     /// Publishes `events` in order: every matching binding, then (when `feed`, i.e. fs mode) the
     /// envelope to every store-events subscriber. Call only after the write landed.
     pub async fn publish(&self, events: &[Emitted], feed: bool) {
         for emitted in events {
-            let (matching, bridges) = self.snapshot(emitted, feed);
+            let Bindings { matching, changed, bridges } = self.snapshot(emitted, feed);
             if !matching.is_empty() {
                 let payload = emitted.event.payload();
                 for sub in matching {
+                    self.sink.deliver(delivery(sub, payload.clone())).await;
+                }
+            }
+            if let Some(event) = emitted.changed_event().filter(|_| !changed.is_empty()) {
+                let payload = serde_json::to_value(event).unwrap_or(Value::Null);
+                for sub in changed {
                     self.sink.deliver(delivery(sub, payload.clone())).await;
                 }
             }
@@ -101,6 +112,13 @@ impl Emitter {
             }
         }
     }
+}
+
+/// The bindings one event reaches.
+struct Bindings {
+    matching: Vec<Subscription>,
+    changed: Vec<Subscription>,
+    bridges: Vec<Subscription>,
 }
 
 fn delivery(sub: Subscription, payload: Value) -> Delivery {
@@ -143,7 +161,7 @@ mod tests {
             subs.bind(STORE_EVENTS, "3", "bridge::recv", &json!({"anything": 1})).unwrap();
         }
         let event = SessionEvent::Deleted(DeletedEvent { session_id: "s".into(), timestamp: 5 });
-        let emitted = Emitted { event, session_metadata: None };
+        let emitted = Emitted { event, session_metadata: None, change: None };
         emitter.publish(std::slice::from_ref(&emitted), true).await;
         emitter.publish(&[emitted], false).await;
         let got = rec.0.lock().unwrap().clone();

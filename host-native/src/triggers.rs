@@ -1,4 +1,4 @@
-//! The seven trigger types: registration with their binding-config schemas, and the handler that
+//! The trigger types (the seed's seven, then the extensions): registration with their binding-config schemas, and the handler that
 //! fills the emitter's binding tables, rejecting malformed configs (contract §3.1, §3.3).
 
 use std::sync::{Arc, RwLock};
@@ -46,10 +46,10 @@ impl TriggerHandler for BindingHandler {
     }
 }
 
-/// Registers every trigger type of the catalog, each with its config type's schema (the catalog
-/// names the type: [`visit_trigger_types`]).
-pub fn register_all(iii: &IIIClient, subscriptions: &Arc<RwLock<Subscriptions>>) {
-    visit_trigger_types(&mut Registrar { iii, subscriptions });
+/// Registers every trigger type of the catalog (with `seed_only`, only the seed's), each with its
+/// config type's schema (the catalog names the type: [`visit_trigger_types`]).
+pub fn register_all(iii: &IIIClient, subscriptions: &Arc<RwLock<Subscriptions>>, seed_only: bool) {
+    visit_trigger_types(&mut Registrar { iii, subscriptions }, seed_only);
 }
 
 /// Registers the trigger types [`visit_trigger_types`] hands it.

@@ -211,9 +211,9 @@ fn torn_tails_are_dropped_and_unknown_sessions_refused() {
     bytes.extend_from_slice(b"{\"type\":\"me");
     fs::write(&log, bytes).expect("tear");
     let moved = export_session(source.path(), "s_001", out.path(), Format::Log).expect("export");
-    assert_eq!((moved.lines, moved.skipped), (2, 1));
+    assert_eq!((moved.lines, moved.skipped), (4, 1));
     assert!(moved.to_string().starts_with("s_001 → "), "{moved}");
-    assert!(moved.to_string().ends_with("(2 lines, 1 skipped, 0 attachment files)"), "{moved}");
+    assert!(moved.to_string().ends_with("(4 lines, 1 skipped, 0 attachment files)"), "{moved}");
     assert_eq!(fs::read(out.path().join("s_001.jsonl")).expect("exported"), clean);
     assert!(export_session(source.path(), "s_404", out.path(), Format::Log).is_err());
 }

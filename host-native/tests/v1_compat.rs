@@ -26,11 +26,15 @@ fn open(dir: &Path) -> FsStore {
     FsStore::open(cfg).expect("open")
 }
 
-/// Lines v1.0.32 skips in the files we write: our markers and `settle`.
+/// Lines v1.0.32 skips in the files we write: our markers, feed changes and `settle`.
 fn extension_lines(bytes: &[u8]) -> usize {
     String::from_utf8_lossy(bytes)
         .lines()
-        .filter(|l| l.starts_with("{\"type\":\"begin\",") || *l == "{\"type\":\"settle\"}")
+        .filter(|l| {
+            l.starts_with("{\"type\":\"begin\",")
+                || l.starts_with("{\"type\":\"change\",")
+                || *l == "{\"type\":\"settle\"}"
+        })
         .count()
 }
 

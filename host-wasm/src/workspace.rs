@@ -37,6 +37,8 @@ pub(crate) struct WorkspaceOptions {
     max_list_limit: Option<usize>,
     /// Largest attachment `session::put-attachment` accepts, in bytes.
     max_attachment_bytes: Option<u64>,
+    /// Changes kept per session feed (`session::changes`).
+    feed_retention: Option<usize>,
 }
 
 /// What `simulationSteps` returns: the imported file's summary and the calls that rebuild it.
@@ -109,6 +111,7 @@ impl Workspace {
             max_attachment_bytes: options
                 .max_attachment_bytes
                 .unwrap_or(defaults.max_attachment_bytes),
+            feed_retention: options.feed_retention.unwrap_or(defaults.feed_retention).max(1),
         };
         let (manual, ids): (_, Box<dyn IdGen>) = if options.deterministic {
             (Some(ManualClock::new()), Box::new(SeqIds::new()))

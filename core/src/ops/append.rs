@@ -9,22 +9,12 @@ use alloc::vec::Vec;
 use super::{require_meta, Finish, Outcome, Plan};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
-use crate::events::{Emitted, SessionEvent};
+use crate::events::Emitted;
+use crate::feed::PendingChange;
 use crate::store::{ChangeSet, Store, Write};
-use crate::wire::{AppendRequest, AppendResponse, MessageAddedEvent, SessionEntry};
+use crate::wire::{AppendRequest, AppendResponse, SessionEntry};
 
-/// The `session::message-added` event of a committed entry.
-pub fn message_added(session_id: &str, entry: &SessionEntry, timestamp: i64) -> SessionEvent {
-    SessionEvent::MessageAdded(MessageAddedEvent {
-        session_id: session_id.into(),
-        entry_id: entry.id().into(),
-        parent_id: entry.parent_id().map(Into::into),
-        message: entry.message().cloned(),
-        custom: entry.custom_payload(),
-        origin: entry.origin().cloned(),
-        timestamp,
-    })
-}
+pub use crate::events::message_added;
 
 pub fn decide(
     store: &dyn Store,
@@ -82,7 +72,9 @@ pub fn decide(
             }
         }
     };
-    let changes = ChangeSet::new(sid.clone()).with(Write::CommitAppend { entry, parent_explicit });
+    let changes = ChangeSet::new(sid.clone())
+        .with(Write::CommitAppend { entry, parent_explicit })
+        .with(env.feed_write(alloc::vec![PendingChange::CommittedAppend]));
     let finish = Finish::AfterApply(Box::new(move |applied| {
         let commit = applied
             .commit

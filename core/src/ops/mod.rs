@@ -5,14 +5,18 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
+use crate::env::Env;
 use crate::error::{Result, SessionError};
 use crate::events::Emitted;
-use crate::store::{Applied, ChangeSet, Store};
+use crate::feed::PendingChange;
+use crate::store::{Applied, ChangeSet, Store, Write};
 use crate::wire::{SessionEntry, SessionMeta};
 
 pub mod append;
+pub mod append_delta;
 pub mod append_many;
 pub mod attachments;
+pub mod changes;
 pub mod create;
 pub mod delete;
 pub mod ensure;
@@ -91,15 +95,35 @@ impl<R> Plan<R> {
 
     /// Applies the change set (if any) to `store`, then finishes. Events are returned only after
     /// the write landed; a failed write yields `session/storage` and no events.
-    pub fn execute(self, store: &dyn Store) -> Result<Outcome<R>> {
-        let applied = match &self.changes {
+    ///
+    /// A change set whose events are known up front records them in the session's feed (a
+    /// `Feed` write added last) unless the operation wrote its own; each event then carries the
+    /// change (seq) the store gave it.
+    pub fn execute(self, store: &dyn Store, env: &Env<'_>) -> Result<Outcome<R>> {
+        let mut changes = self.changes;
+        if let (Some(set), Finish::Ready(outcome)) = (&mut changes, &self.finish) {
+            let has_feed = set.writes.iter().any(|w| matches!(w, Write::Feed { .. }));
+            if !has_feed && !outcome.events.is_empty() {
+                let pending = outcome.events.iter().map(PendingChange::of).collect();
+                set.push(env.feed_write(pending));
+            }
+        }
+        let mut applied = match &changes {
             Some(changes) => store.apply(changes)?,
             None => Applied::default(),
         };
-        match self.finish {
-            Finish::Ready(outcome) => Ok(outcome),
-            Finish::AfterApply(finish) => finish(applied),
+        let recorded = core::mem::take(&mut applied.changes);
+        let mut outcome = match self.finish {
+            Finish::Ready(outcome) => outcome,
+            Finish::AfterApply(finish) => finish(applied)?,
+        };
+        // One change per event, in order; a store without a feed recorded none.
+        if recorded.len() == outcome.events.len() {
+            for (emitted, change) in outcome.events.iter_mut().zip(recorded) {
+                emitted.change = Some(change);
+            }
         }
+        Ok(outcome)
     }
 }
 

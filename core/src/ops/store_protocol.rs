@@ -126,3 +126,8 @@ pub fn apply(store: &dyn Store, req: Req<Apply>) -> Result<Resp<Apply>> {
         req.into_change_set().map_err(|e| SessionError::invalid_request(alloc::format!("{e}")))?;
     Ok(store.apply(&changes)?.into())
 }
+
+/// `session::store::changes` (extension): one page of the main's feed of a session.
+pub fn changes(store: &dyn Store, req: Req<Changes>) -> Result<Resp<Changes>> {
+    Ok(store.changes(&req.session_id, req.after_seq, req.limit)?)
+}

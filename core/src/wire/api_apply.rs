@@ -8,7 +8,8 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::api_store::{CommitAppendResponse, PutAttachmentRequest};
-use super::{AttachmentMeta, SessionEntry, SessionMeta};
+use super::{AttachmentMeta, Change, MessageDelta, SessionEntry, SessionMeta};
+use crate::feed::PendingChange;
 use crate::record::CommitOutcome;
 use crate::store::{Applied, ChangeSet, Write};
 
@@ -42,6 +43,17 @@ pub enum StoreWrite {
         attachment_id: String,
     },
     DeleteAttachments,
+    /// Live sync: text added to one block of one message.
+    AppendDelta {
+        delta: MessageDelta,
+        at: i64,
+    },
+    /// Live sync: the mutation's changes, recorded with the main's next seqs.
+    Feed {
+        timestamp: i64,
+        retention: usize,
+        changes: Vec<PendingChange>,
+    },
 }
 
 /// A change set of one session.
@@ -61,6 +73,9 @@ pub struct ApplyResponse {
     pub commit: Option<CommitAppendResponse>,
     /// Whether each `delete_attachment` write found the attachment, in order.
     pub attachments_deleted: Vec<bool>,
+    /// The changes a `feed` write recorded, with their seqs.
+    #[serde(default)]
+    pub changes: Vec<Change>,
 }
 
 /// Why a request is not a change set.
@@ -137,6 +152,10 @@ impl StoreWrite {
                 Write::DeleteAttachment(attachment_id)
             }
             StoreWrite::DeleteAttachments => Write::DeleteAttachments,
+            StoreWrite::AppendDelta { delta, at } => Write::AppendDelta { delta, at },
+            StoreWrite::Feed { timestamp, retention, changes } => {
+                Write::Feed { timestamp, retention, changes }
+            }
         })
     }
 }
@@ -161,6 +180,14 @@ impl From<&Write> for StoreWrite {
                 StoreWrite::DeleteAttachment { attachment_id: id.clone() }
             }
             Write::DeleteAttachments => StoreWrite::DeleteAttachments,
+            Write::AppendDelta { delta, at } => {
+                StoreWrite::AppendDelta { delta: delta.clone(), at: *at }
+            }
+            Write::Feed { timestamp, retention, changes } => StoreWrite::Feed {
+                timestamp: *timestamp,
+                retention: *retention,
+                changes: changes.clone(),
+            },
         }
     }
 }
@@ -168,13 +195,21 @@ impl From<&Write> for StoreWrite {
 impl From<Applied> for ApplyResponse {
     fn from(applied: Applied) -> Self {
         let commit = applied.commit.map(CommitAppendResponse::from);
-        ApplyResponse { commit, attachments_deleted: applied.attachments_deleted }
+        ApplyResponse {
+            commit,
+            attachments_deleted: applied.attachments_deleted,
+            changes: applied.changes,
+        }
     }
 }
 
 impl From<ApplyResponse> for Applied {
     fn from(response: ApplyResponse) -> Self {
         let commit = response.commit.map(CommitOutcome::from);
-        Applied { commit, attachments_deleted: response.attachments_deleted }
+        Applied {
+            commit,
+            attachments_deleted: response.attachments_deleted,
+            changes: response.changes,
+        }
     }
 }

@@ -6,7 +6,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::api_store::*;
-use super::{ApplyRequest, ApplyResponse, SessionEntry, SessionMeta};
+use super::{
+    ApplyRequest, ApplyResponse, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
+};
 
 /// One function of the store protocol.
 pub trait StoreCall {
@@ -59,6 +61,8 @@ store_calls! {
     SetActiveLeaf, "session::store::set-active-leaf", EntryIdRequest => OkResponse;
     // Extension (not in the seed): a whole change set, applied atomically.
     Apply, "session::store::apply", ApplyRequest => ApplyResponse;
+    // Extension: one page of a session's change feed (live sync).
+    Changes, "session::store::changes", StoreChangesRequest => FeedPage;
 }
 
 #[cfg(test)]

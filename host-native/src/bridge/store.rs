@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
-use session_core::wire::{ApplyRequest, ApplyResponse, AttachmentMeta, SessionEntry, SessionMeta};
+use session_core::wire::{
+    ApplyRequest, ApplyResponse, AttachmentMeta, FeedPage, SessionEntry, SessionMeta,
+    StoreChangesRequest,
+};
 use session_core::{Applied, ChangeSet, ErrorCode, Store, StoreError, Write};
 
 use super::{Transport, TransportError};
@@ -121,6 +124,15 @@ impl BridgeStore {
                 Ok(())
             }
             Write::DeleteAttachments => self.ok::<DeleteAttachments>(session(sid)),
+            // A seed main keeps no feed: the changes go unrecorded (its `session::changes`
+            // says so).
+            Write::Feed { .. } => Ok(()),
+            Write::AppendDelta { .. } => Err(StoreError::Unavailable {
+                function: Apply::ID.into(),
+                detail: "session::append-delta needs a main that serves session::store::apply \
+                         (a seed main does not); use session::update-message"
+                    .into(),
+            }),
         }
     }
 }
@@ -221,6 +233,30 @@ impl Store for BridgeStore {
 
     fn list_attachments(&self, session_id: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
         Ok(self.call::<ListAttachments>(session(session_id))?.attachments)
+    }
+
+    /// The main's feed; a seed main does not serve `session::store::changes`.
+    fn changes(
+        &self,
+        session_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<FeedPage, StoreError> {
+        let request = StoreChangesRequest { session_id: session_id.into(), after_seq, limit };
+        let payload = serde_json::to_value(request).map_err(|e| {
+            StoreError::Internal(format!("{}: unencodable request: {e}", Changes::ID))
+        })?;
+        match self.transport.call(Changes::ID, payload) {
+            Ok(reply) => serde_json::from_value(reply)
+                .map_err(|e| unusable(Changes::ID, format!("undecodable reply: {e}"))),
+            Err(TransportError::Remote { code, .. }) if code == FUNCTION_NOT_FOUND => {
+                Err(StoreError::Unavailable {
+                    function: Changes::ID.into(),
+                    detail: "the main keeps no change feed (a seed main does not serve it)".into(),
+                })
+            }
+            Err(e) => Err(failed(Changes::ID, e)),
+        }
     }
 
     /// Several writes: one atomic `session::store::apply` when the main serves it; otherwise (and

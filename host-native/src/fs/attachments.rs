@@ -170,12 +170,12 @@ impl Attachments {
             let entry = entry.map_err(|e| io_err("list", &trash_root, &e))?;
             let name = entry.file_name();
             let trashed = entry.path();
-            let log_exists = name
+            let session_exists = name
                 .to_str()
                 .and_then(attachment_dir_session)
-                .is_some_and(|sid| data_dir.join(format!("{}.jsonl", enc(&sid))).exists());
+                .is_some_and(|sid| super::session::session_on_disk(data_dir, &sid));
             let home = self.root.join(&name);
-            if log_exists && !home.exists() {
+            if session_exists && !home.exists() {
                 self.io.rename(&trashed, &home).map_err(|e| io_err("restore", &trashed, &e))?;
             } else {
                 remove_dir_if_exists(&*self.io, &trashed)?;

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use session_core::store::{plan_session_writes_in_place, LogChange};
-use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError, Write};
 
 use attachments::Attachments;
@@ -262,21 +262,22 @@ impl FsStore {
         let ctx = self.ctx();
         let durable = ctx.sync != SyncMode::Never;
         let loaded = slot.as_mut().ok_or_else(not_loaded)?;
-        let (log, commit) = match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
+        let planned = match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
             Ok(planned) => planned,
             Err(e) => {
                 *slot = None; // partly planned: replay the disk on next touch
                 return Err(e);
             }
         };
-        let next_is_empty = loaded.state.is_empty();
+        let log = &planned.log;
+        let next_is_empty = !loaded.state.holds_session();
         let writes = &changes.writes;
         let has_attachment_deletes = writes
             .iter()
             .any(|w| matches!(w, Write::DeleteAttachment(_) | Write::DeleteAttachments));
         let delete_all = writes.iter().any(|w| matches!(w, Write::DeleteAttachments));
         // A session delete moves the attachment folder to the trash before the commit point.
-        let trashing = delete_all && next_is_empty && log == LogChange::Rewrite;
+        let trashing = delete_all && next_is_empty && *log == LogChange::Rewrite;
         let puts = writes.iter().any(|w| matches!(w, Write::PutAttachment { .. }));
 
         // Before the commit point: puts (when nothing is deleted) and the trash of a session delete.
@@ -300,7 +301,7 @@ impl FsStore {
         };
 
         // The commit point.
-        let result = match &log {
+        let result = match log {
             LogChange::None => Ok(()),
             LogChange::Append(records) => loaded.append(&ctx, sid, records),
             LogChange::Rewrite => loaded.rewrite(&ctx, sid),
@@ -312,7 +313,7 @@ impl FsStore {
             *slot = None;
             self.catalog.refresh(&self.cfg.data_dir, sid);
             if let Some(trash) = trashed {
-                if ctx.log_path(sid).exists() {
+                if session::session_on_disk(&self.cfg.data_dir, sid) {
                     let home = self.attachments.home(sid);
                     let _ = self.cfg.io.rename(&trash, &home);
                 } else if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash) {
@@ -321,12 +322,12 @@ impl FsStore {
             }
             return Err(e);
         }
-        if log != LogChange::None {
+        if *log != LogChange::None {
             self.catalog.on_write(sid, loaded.state.meta.as_ref());
         }
 
         // After the commit point: attachment deletes (and the puts of a change set that has some).
-        let mut applied = Applied { commit, attachments_deleted: Vec::new() };
+        let mut applied = planned.applied();
         if let Some(trash) = trashed {
             // Committed: the session is gone. A trash left behind is removed on the next open.
             if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash) {
@@ -421,6 +422,15 @@ impl Store for FsStore {
         let slot = self.slot(session_id);
         let _guard = lock(&slot.inner);
         self.attachments.list(session_id)
+    }
+
+    fn changes(
+        &self,
+        session_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<FeedPage, StoreError> {
+        self.read(session_id, |l| l.state.feed.page(after_seq, limit))
     }
 
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {

@@ -75,6 +75,16 @@ impl Ctx<'_> {
     }
 }
 
+/// Whether the session's log on disk still holds the session (not only a deleted session's feed
+/// tombstone): what decides whether an interrupted delete's trashed attachments go back home.
+/// An unreadable log counts as holding it (its attachments are kept).
+pub(crate) fn session_on_disk(data_dir: &Path, sid: &str) -> bool {
+    match fs::read(data_dir.join(format!("{}.jsonl", enc(sid)))) {
+        Ok(bytes) => jsonl::replay_with_repair(&bytes).0.holds_session(),
+        Err(e) => e.kind() != io::ErrorKind::NotFound,
+    }
+}
+
 impl Loaded {
     /// Replays the session's file (a missing file is an empty session).
     pub(crate) fn load(ctx: &Ctx<'_>, sid: &str) -> Result<Loaded, StoreError> {

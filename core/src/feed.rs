@@ -1,0 +1,123 @@
+//! The change feed of one session (live sync): its sequence counter, the changes it keeps and the
+//! pages `session::changes` reads. Seqs are allocated by the one state machine every store runs
+//! ([`crate::record::SessionState`]), inside the change set they describe, so a change is durable
+//! exactly when its mutation is.
+
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::Value;
+
+use crate::wire::{Change, FeedPage};
+
+/// The trigger type of the feed: every change of every session, with its seq.
+pub const CHANGED: &str = "session::changed";
+/// The change an `append-delta` records in place of its full `session::message-updated`.
+pub const MESSAGE_DELTA: &str = "session::message-delta";
+/// Changes kept per session by default (config key `feed_retention`).
+pub const DEFAULT_RETENTION: usize = 1000;
+
+/// A change the mutation asks the store to record: seqs are given when it lands.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PendingChange {
+    /// A change whose type and payload are known before the write.
+    Known { change_type: String, payload: Value },
+    /// The `session::message-added` of this change set's `CommitAppend`, when it commits (an
+    /// idempotent replay records nothing).
+    CommittedAppend,
+}
+
+impl PendingChange {
+    /// The change an event is recorded as.
+    pub fn of(emitted: &crate::events::Emitted) -> Self {
+        PendingChange::Known {
+            change_type: emitted.event.trigger_type().into(),
+            payload: emitted.event.payload(),
+        }
+    }
+}
+
+/// A session's feed: the newest seq and the changes kept (the newest `retention`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Feed {
+    latest_seq: u64,
+    kept: VecDeque<Change>,
+}
+
+impl Feed {
+    /// The seq of the newest change (0 when there is none).
+    pub fn latest_seq(&self) -> u64 {
+        self.latest_seq
+    }
+
+    /// True when the session never had a change.
+    pub fn is_empty(&self) -> bool {
+        self.latest_seq == 0
+    }
+
+    /// The changes kept, oldest first.
+    pub fn kept(&self) -> impl Iterator<Item = &Change> {
+        self.kept.iter()
+    }
+
+    /// Records a replayed or newly planned change. A seq at or below the newest (a replayed
+    /// duplicate) is ignored, so replay is idempotent.
+    pub fn record(&mut self, change: Change) {
+        if change.seq <= self.latest_seq {
+            return;
+        }
+        self.latest_seq = change.seq;
+        self.kept.push_back(change);
+    }
+
+    /// Keeps the newest `retention` changes (at least the newest one, so the feed's end survives
+    /// a snapshot rewrite).
+    pub fn trim(&mut self, retention: usize) {
+        let keep = retention.max(1);
+        while self.kept.len() > keep {
+            self.kept.pop_front();
+        }
+    }
+
+    /// At most `limit` changes after `after_seq`. Truncated when a change after `after_seq` is no
+    /// longer kept.
+    pub fn page(&self, after_seq: u64, limit: usize) -> FeedPage {
+        let oldest = self.kept.front().map_or(self.latest_seq + 1, |c| c.seq);
+        if after_seq.saturating_add(1) < oldest && after_seq < self.latest_seq {
+            return FeedPage { changes: Vec::new(), latest_seq: self.latest_seq, truncated: true };
+        }
+        let start = self.kept.partition_point(|c| c.seq <= after_seq);
+        let changes = self.kept.iter().skip(start).take(limit).cloned().collect();
+        FeedPage { changes, latest_seq: self.latest_seq, truncated: false }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(seq: u64) -> Change {
+        Change { seq, change_type: "t".into(), payload: Value::Null, timestamp: 0 }
+    }
+
+    #[test]
+    fn pages_truncation_and_idempotent_replay() {
+        let mut feed = Feed::default();
+        (1..=5).for_each(|s| feed.record(change(s)));
+        feed.record(change(3));
+        assert_eq!(feed.latest_seq(), 5);
+        let seqs = |p: FeedPage| p.changes.iter().map(|c| c.seq).collect::<Vec<_>>();
+        assert_eq!(seqs(feed.page(0, 2)), [1, 2]);
+        assert_eq!(seqs(feed.page(3, 10)), [4, 5]);
+        assert!(feed.page(5, 10).changes.is_empty());
+        feed.trim(2);
+        assert!(feed.page(2, 10).truncated);
+        assert!(!feed.page(3, 10).truncated);
+        assert_eq!(seqs(feed.page(3, 10)), [4, 5]);
+        assert!(!feed.page(5, 10).truncated, "nothing after the newest is missing");
+        feed.trim(0);
+        assert_eq!(seqs(feed.page(4, 10)), [5]);
+    }
+}

@@ -1,0 +1,71 @@
+//! `session::append-delta` (extension): add streamed text to a message's last text or thinking
+//! block in O(delta) — one small log record and one compact `session::message-delta` change — while
+//! seed subscribers still get the full `session::message-updated`.
+
+use alloc::format;
+use alloc::vec;
+
+use super::{require_entry, require_meta, Plan};
+use crate::env::Env;
+use crate::error::{ErrorCode, Result, SessionError};
+use crate::events::{Emitted, SessionEvent};
+use crate::feed::{PendingChange, MESSAGE_DELTA};
+use crate::record::{add_delta, delta_block_index};
+use crate::store::{ChangeSet, Store, Write};
+use crate::wire::{
+    AppendDeltaRequest, AppendDeltaResponse, MessageDelta, MessageUpdatedEvent, SessionEntry,
+};
+
+pub fn decide(
+    store: &dyn Store,
+    env: &Env<'_>,
+    req: AppendDeltaRequest,
+) -> Result<Plan<AppendDeltaResponse>> {
+    let thinking = match (&req.text, &req.thinking) {
+        (Some(_), None) => false,
+        (None, Some(_)) => true,
+        _ => {
+            return Err(SessionError::invalid_request(
+                "exactly one of `text` or `thinking` must be supplied",
+            ))
+        }
+    };
+    let sid = req.session_id;
+    let mut meta = require_meta(store, &sid)?;
+    let mut entry = require_entry(store, &sid, &req.entry_id)?;
+    let SessionEntry::Message { message, revision, .. } = &mut entry else {
+        return Err(SessionError::new(
+            ErrorCode::InvalidEntryKind,
+            format!("entry {} is a custom entry, not a message", req.entry_id),
+        ));
+    };
+    if req.expected_revision.is_some_and(|expected| expected != *revision) {
+        return Ok(Plan::read(AppendDeltaResponse { updated: false, revision: *revision }));
+    }
+    let delta = MessageDelta {
+        session_id: sid.clone(),
+        entry_id: req.entry_id.clone(),
+        revision: *revision + 1,
+        block_index: delta_block_index(message.content(), thinking),
+        text: req.text,
+        thinking: req.thinking,
+    };
+    add_delta(message.content_mut(), &delta).map_err(SessionError::invalid_request)?;
+    let now = env.clock.now_ms();
+    meta.updated_at = now;
+    let event = SessionEvent::MessageUpdated(MessageUpdatedEvent {
+        session_id: sid.clone(),
+        entry_id: req.entry_id,
+        message: message.clone(),
+        revision: delta.revision,
+        origin: req.origin,
+        timestamp: now,
+    });
+    let payload = serde_json::to_value(&delta)
+        .map_err(|e| SessionError::storage(format!("delta encoding failed: {e}")))?;
+    let response = AppendDeltaResponse { updated: true, revision: delta.revision };
+    let changes = ChangeSet::new(sid).with(Write::AppendDelta { delta, at: now }).with(
+        env.feed_write(vec![PendingChange::Known { change_type: MESSAGE_DELTA.into(), payload }]),
+    );
+    Ok(Plan::write(changes, response, vec![Emitted::new(event, &meta)]))
+}
