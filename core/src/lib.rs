@@ -56,6 +56,7 @@ pub mod mem_store;
 pub mod ops;
 pub mod path;
 pub mod record;
+pub mod replica;
 pub mod resync;
 pub mod simulate;
 pub mod store;
