@@ -168,6 +168,8 @@ pub enum StoreError {
     Remote { function: String, code: Option<ErrorCode>, message: String },
     /// A remote store did not answer `function`: unreachable, or no answer in time.
     Unavailable { function: String, detail: String },
+    /// The store does not do this (e.g. keep a change feed); the text says what and why.
+    Unsupported(String),
 }
 
 impl StoreError {
@@ -183,7 +185,8 @@ impl fmt::Display for StoreError {
             StoreError::Io(text)
             | StoreError::Corrupt(text)
             | StoreError::Rejected(text)
-            | StoreError::Internal(text) => f.write_str(text),
+            | StoreError::Internal(text)
+            | StoreError::Unsupported(text) => f.write_str(text),
             StoreError::WouldBlock => f.write_str("the store would block"),
             StoreError::Remote { function, message, .. } => {
                 write!(f, "bridge {function} failed: {message}")

@@ -59,7 +59,8 @@ impl BindingFilter {
                 Ok(BindingFilter {
                     session_id: c.session_id,
                     metadata: c.metadata,
-                    ..Default::default()
+                    types: c.types,
+                    roles: None,
                 })
             }
             events::MESSAGE_ADDED | events::MESSAGE_UPDATED => {

@@ -115,10 +115,7 @@ pub trait Store {
         limit: usize,
     ) -> Result<FeedPage, StoreError> {
         let _ = (session_id, after_seq, limit);
-        Err(StoreError::Unavailable {
-            function: "session::store::changes".into(),
-            detail: "this store keeps no change feed".into(),
-        })
+        Err(StoreError::Unsupported("this store keeps no change feed".into()))
     }
 }
 

@@ -88,6 +88,23 @@ impl Subscriptions {
             .unwrap_or_default()
     }
 
+    /// Every delivery one event makes, in order: each matching binding of its trigger type with
+    /// the event's payload, then each matching `session::changed` binding with its change.
+    pub fn deliveries(&self, emitted: &Emitted) -> Vec<(Subscription, Value)> {
+        let mut out = Vec::new();
+        let matching = self.matching(emitted);
+        if !matching.is_empty() {
+            let payload = emitted.event.payload();
+            out.extend(matching.into_iter().map(|sub| (sub, payload.clone())));
+        }
+        let changed = self.matching_changed(emitted);
+        if let Some(event) = emitted.changed_event().filter(|_| !changed.is_empty()) {
+            let payload = serde_json::to_value(event).unwrap_or(Value::Null);
+            out.extend(changed.into_iter().map(|sub| (sub, payload.clone())));
+        }
+        out
+    }
+
     /// Every binding of `trigger_type`, unfiltered (the `session::store::events` feed).
     pub fn all(&self, trigger_type: &str) -> Vec<Subscription> {
         self.by_type.get(trigger_type).map(|t| t.values().cloned().collect()).unwrap_or_default()

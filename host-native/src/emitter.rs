@@ -77,32 +77,23 @@ impl Emitter {
         Emitter { subscriptions: Arc::default(), sink }
     }
 
-    fn snapshot(&self, emitted: &Emitted, feed: bool) -> Bindings {
+    fn snapshot(
+        &self,
+        emitted: &Emitted,
+        feed: bool,
+    ) -> (Vec<(Subscription, Value)>, Vec<Subscription>) {
         let subs = self.subscriptions.read().unwrap_or_else(|p| p.into_inner());
         let bridges = if feed { subs.all(STORE_EVENTS) } else { Vec::new() };
-        Bindings {
-            matching: subs.matching(emitted),
-            changed: subs.matching_changed(emitted),
-            bridges,
-        }
+        (subs.deliveries(emitted), bridges)
     }
 
     /// Publishes `events` in order: every matching binding, then (when `feed`, i.e. fs mode) the
     /// envelope to every store-events subscriber. Call only after the write landed.
     pub async fn publish(&self, events: &[Emitted], feed: bool) {
         for emitted in events {
-            let Bindings { matching, changed, bridges } = self.snapshot(emitted, feed);
-            if !matching.is_empty() {
-                let payload = emitted.event.payload();
-                for sub in matching {
-                    self.sink.deliver(delivery(sub, payload.clone())).await;
-                }
-            }
-            if let Some(event) = emitted.changed_event().filter(|_| !changed.is_empty()) {
-                let payload = serde_json::to_value(event).unwrap_or(Value::Null);
-                for sub in changed {
-                    self.sink.deliver(delivery(sub, payload.clone())).await;
-                }
+            let (deliveries, bridges) = self.snapshot(emitted, feed);
+            for (sub, payload) in deliveries {
+                self.sink.deliver(delivery(sub, payload)).await;
             }
             if !bridges.is_empty() {
                 let envelope = serde_json::to_value(emitted.to_envelope()).unwrap_or(Value::Null);
@@ -112,13 +103,6 @@ impl Emitter {
             }
         }
     }
-}
-
-/// The bindings one event reaches.
-struct Bindings {
-    matching: Vec<Subscription>,
-    changed: Vec<Subscription>,
-    bridges: Vec<Subscription>,
 }
 
 fn delivery(sub: Subscription, payload: Value) -> Delivery {

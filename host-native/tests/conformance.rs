@@ -7,7 +7,7 @@ use std::sync::{Mutex, RwLock};
 
 use session_core::conformance::CHECKS;
 use session_core::store::{Applied, ChangeSet};
-use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Store, StoreError};
 use session_manager::{FsConfig, FsStore, SyncMode};
 
@@ -109,6 +109,9 @@ impl Store for Restarting {
     }
     fn list_attachments(&self, sid: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
         self.read(|s| s.list_attachments(sid))
+    }
+    fn changes(&self, sid: &str, after: u64, limit: usize) -> Result<FeedPage, StoreError> {
+        self.read(|s| s.changes(sid, after, limit))
     }
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
         let mut slot = self.store.write().expect("lock");

@@ -127,12 +127,11 @@ impl BridgeStore {
             // A seed main keeps no feed: the changes go unrecorded (its `session::changes`
             // says so).
             Write::Feed { .. } => Ok(()),
-            Write::AppendDelta { .. } => Err(StoreError::Unavailable {
-                function: Apply::ID.into(),
-                detail: "session::append-delta needs a main that serves session::store::apply \
-                         (a seed main does not); use session::update-message"
-                    .into(),
-            }),
+            Write::AppendDelta { .. } => Err(StoreError::Unsupported(format!(
+                "session::append-delta needs a main that serves {} (a seed main does not); \
+                 use session::update-message",
+                Apply::ID
+            ))),
         }
     }
 }
@@ -250,10 +249,10 @@ impl Store for BridgeStore {
             Ok(reply) => serde_json::from_value(reply)
                 .map_err(|e| unusable(Changes::ID, format!("undecodable reply: {e}"))),
             Err(TransportError::Remote { code, .. }) if code == FUNCTION_NOT_FOUND => {
-                Err(StoreError::Unavailable {
-                    function: Changes::ID.into(),
-                    detail: "the main keeps no change feed (a seed main does not serve it)".into(),
-                })
+                Err(StoreError::Unsupported(format!(
+                    "the bridge's main does not serve {} (a seed main keeps no change feed)",
+                    Changes::ID
+                )))
             }
             Err(e) => Err(failed(Changes::ID, e)),
         }

@@ -21,7 +21,7 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
 
-use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
+use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError};
 
 use super::session::{Loaded, Slot};
@@ -146,6 +146,15 @@ impl Store for Inline<'_> {
 
     fn list_attachments(&self, _session_id: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
         self.refuse()
+    }
+
+    fn changes(
+        &self,
+        session_id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<FeedPage, StoreError> {
+        self.read(session_id, |l| l.state.feed.page(after_seq, limit))
     }
 
     /// Writes always go to a blocking thread: a durable write waits for `fdatasync`, and in

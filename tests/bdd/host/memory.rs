@@ -43,10 +43,11 @@ impl Host for MemoryHost {
                     .events
                     .iter()
                     .flat_map(|emitted| {
-                        self.subscriptions.matching(emitted).into_iter().filter_map(|sub| {
-                            let name = binding_name(&sub.function_id)?.to_string();
-                            Some((name, emitted.event.payload()))
-                        })
+                        self.subscriptions.deliveries(emitted).into_iter().filter_map(
+                            |(sub, payload)| {
+                                Some((binding_name(&sub.function_id)?.to_string(), payload))
+                            },
+                        )
                     })
                     .collect();
                 Called { result: Ok(outcome.response), events: outcome.events, deliveries }

@@ -88,8 +88,7 @@ impl WorkerHost {
     }
 
     fn handler(&self, trigger_type: &str) -> Result<BindingHandler, String> {
-        let trigger = catalog::TRIGGER_TYPES
-            .iter()
+        let trigger = catalog::all_trigger_types()
             .find(|t| t.id == trigger_type)
             .ok_or_else(|| format!("no trigger type {trigger_type}"))?;
         Ok(BindingHandler::new(trigger.id, self.emitter.subscriptions.clone()))

@@ -29,14 +29,14 @@ fn call_passing(
     w.call(&function, payload);
 }
 
-/// The string value of `key` in every item of the array at `path`.
+/// The string value of `key` (a dotted path) in every item of the array at `path`.
 fn values_at(w: &SessionWorld, key: &str, path: &str) -> Vec<String> {
     let items = json::at(w.response(), path)
         .and_then(Value::as_array)
         .unwrap_or_else(|| panic!("{path} is not an array in {}", w.response()));
     items
         .iter()
-        .map(|item| match item.get(key) {
+        .map(|item| match json::at(item, key) {
             Some(Value::String(s)) => s.clone(),
             Some(other) => other.to_string(),
             None => panic!("item without {key}: {item}"),

@@ -42,6 +42,11 @@ fn max_attachment(w: &mut SessionWorld, n: u64) {
     w.limits.max_attachment_bytes = n;
 }
 
+#[given(regex = r#"^the feed retention is (\d+) changes?$"#)]
+fn feed_retention(w: &mut SessionWorld, n: usize) {
+    w.limits.feed_retention = n;
+}
+
 #[given(regex = r#"^I called "([^"]+)" with (\{.*\})$"#)]
 fn called_inline(w: &mut SessionWorld, function: String, payload: String) {
     w.call_ok(&function, json::parse(&payload));
