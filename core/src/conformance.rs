@@ -17,6 +17,9 @@ use crate::wire::{
     AgentMessage, AttachmentMeta, SessionEntry, SessionKind, SessionMeta, SessionStatus,
 };
 
+mod feed;
+pub use feed::*;
+
 /// Builds a fresh, empty store.
 pub type Make<'a> = &'a dyn Fn() -> Box<dyn Store>;
 
@@ -45,6 +48,11 @@ macro_rules! for_each_conformance_check {
             change_set_is_atomic => check_change_set_is_atomic,
             sessions_are_isolated => check_sessions_are_isolated,
             hostile_ids => check_hostile_ids,
+            feed_seqs_and_pages => check_feed_seqs_and_pages,
+            feed_append_change_only_when_committed => check_feed_append_change_only_when_committed,
+            feed_failed_change_set_takes_no_seq => check_feed_failed_change_set_takes_no_seq,
+            feed_retention_and_delete => check_feed_retention_and_delete,
+            feed_append_delta => check_feed_append_delta,
         }
     };
 }

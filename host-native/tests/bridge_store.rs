@@ -33,14 +33,24 @@ fn bridge_store_is_conformant() {
     assert!(failures.is_empty(), "conformance failures:\n{failures:#?}");
 }
 
-/// Against a seed main every check but atomicity, which the seed's protocol cannot give.
+/// Against a seed main every check but atomicity, which the seed's protocol cannot give, and the
+/// feed, which a seed main does not keep (each `feed_*` check fails; reading the feed says why).
 #[test]
-fn bridge_store_to_a_seed_main_is_conformant_except_atomicity() {
+fn bridge_store_to_a_seed_main_is_conformant_except_atomicity_and_the_feed() {
     let failures = run_all(&|| Box::new(bridged_to_seed_main().1));
+    let (feed, failures): (Vec<&String>, Vec<&String>) =
+        failures.iter().partition(|f| f.starts_with("feed_"));
     let failures: Vec<&String> =
-        failures.iter().filter(|f| !f.starts_with("change_set_is_atomic:")).collect();
+        failures.into_iter().filter(|f| !f.starts_with("change_set_is_atomic:")).collect();
     assert!(failures.is_empty(), "conformance failures:\n{failures:#?}");
     assert!(CHECKS.iter().any(|(name, _)| *name == "change_set_is_atomic"));
+    let feed_checks = CHECKS.iter().filter(|(name, _)| name.starts_with("feed_")).count();
+    assert_eq!(feed.len(), feed_checks, "every feed check fails against a seed main: {feed:#?}");
+    // What a reader sees: a clear refusal, not an empty feed.
+    let store = bridged_to_seed_main().1;
+    let err = store.changes("s", 0, 10).expect_err("a seed main keeps no feed");
+    assert!(err.to_string().contains("keeps no change feed"), "{err}");
+    assert!(matches!(err, StoreError::Unsupported(_)), "{err:?}");
 }
 
 /// The change set of the next two tests: its commit fails (unknown parent), after a put-entry.

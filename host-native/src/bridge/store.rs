@@ -262,7 +262,13 @@ impl Store for BridgeStore {
     /// for a single write) one seed call per write, in order, stopping at the first failure (see
     /// the module docs).
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
-        if changes.writes.len() > 1 && self.main_may_serve_apply() {
+        // Several writes, or one the seed's protocol cannot carry (the feed, a delta).
+        let needs_apply = changes.writes.len() > 1
+            || changes
+                .writes
+                .iter()
+                .any(|w| matches!(w, Write::Feed { .. } | Write::AppendDelta { .. }));
+        if needs_apply && self.main_may_serve_apply() {
             if let Some(applied) = self.apply_at_once(changes)? {
                 return Ok(applied);
             }
