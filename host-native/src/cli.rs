@@ -50,7 +50,9 @@ pub enum Command {
         /// Output folder.
         #[arg(long, short)]
         out: PathBuf,
-        /// Write the replayed snapshot instead of the full log (drops streaming history).
+        /// Write the replayed snapshot instead of the full log (drops streaming history and folds
+        /// `append-delta` records into whole entries): the way back to v1.0.32, whose replay
+        /// skips delta records. The output folder is a data_dir.
         #[arg(long)]
         snapshot: bool,
     },

@@ -424,3 +424,63 @@ fn an_uncommitted_leaf_after_delete_entries_is_the_one_state_v1_cannot_express()
     drop(store);
     assert_eq!(check_dir(dir.path()), Ok(1), "after delete-active-leaf");
 }
+
+/// The way back to v1.0.32 for a data_dir that holds what it cannot replay (`delta` records of
+/// `append-delta`): `session-manager export --snapshot` writes each session's replayed snapshot
+/// (whole entries, no delta records) in the data_dir layout, and that folder replays under
+/// v1.0.32's rules to the state we serve. The raw log does not: v1.0.32 drops the streamed text.
+#[test]
+fn export_snapshot_is_the_way_back_for_append_delta() {
+    let (dir, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let host = Host { store: open(dir.path()), clock: ManualClock::new(), ids: SeqIds::new() };
+    host.call("session::ensure", json!({"session_id": "s"})).expect("ensure");
+    host.call(
+        "session::append",
+        json!({"session_id": "s", "entry_id": "a",
+        "message": message("assistant", "")}),
+    )
+    .expect("append");
+    for chunk in ["Hel", "lo, ", "world"] {
+        host.call(
+            "session::append-delta",
+            json!({"session_id": "s", "entry_id": "a", "text": chunk}),
+        )
+        .expect("delta");
+    }
+    host.call(
+        "session::append-delta",
+        json!({"session_id": "s", "entry_id": "a", "thinking": "t"}),
+    )
+    .expect("thinking delta");
+    host.call("session::ensure", json!({"session_id": "gone"})).expect("ensure");
+    host.call("session::delete", json!({"session_id": "gone"})).expect("delete");
+    drop(host);
+
+    let raw = fs::read(dir.path().join("s.jsonl")).expect("log");
+    let (ours, _) = jsonl::replay(&raw);
+    assert!(
+        v1_rules::differs(&v1_rules::replay(&raw), &ours).is_some(),
+        "v1.0.32 cannot replay the delta records (else this way back is not needed)"
+    );
+    let content = &ours.entries["a"];
+    assert_eq!(
+        serde_json::to_value(content).expect("json")["message"]["content"],
+        json!([{"type": "text", "text": "Hello, world"}, {"type": "thinking", "text": "t"}])
+    );
+
+    let moved = session_manager::transfer::export_all(
+        dir.path(),
+        out.path(),
+        session_manager::transfer::Format::Snapshot,
+    )
+    .expect("export");
+    assert!(!moved.is_empty());
+    let snapshot = fs::read(out.path().join("s.jsonl")).expect("exported");
+    assert!(!String::from_utf8_lossy(&snapshot).contains("\"type\":\"delta\""), "no delta records");
+    let (replayed, _) = jsonl::replay(&snapshot);
+    assert_eq!(replayed.entries, ours.entries, "the snapshot serves what the log served");
+    assert_eq!(replayed.meta, ours.meta);
+    // Every exported file (the deleted session's feed tombstone included) replays under
+    // v1.0.32's rules to our state, skipping only our extension lines.
+    assert!(check_dir(out.path()).expect("v1.0.32 replays the export") >= 1);
+}
