@@ -7,6 +7,7 @@
 #[cfg(feature = "schema")]
 pub mod api_schema;
 mod convert;
+mod feed;
 mod workspace;
 
 pub use workspace::{simulation_steps, Workspace};

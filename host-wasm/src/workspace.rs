@@ -9,6 +9,7 @@ use session_core::{Env, Limits, ManualClock, MemStore, RandomIds, SeqIds, Sessio
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{bytes, error, from_js, to_js};
+use crate::feed::CallEvent;
 
 /// `Date.now()`.
 struct SystemClock;
@@ -50,18 +51,18 @@ pub(crate) struct SimulationPlan {
     steps: Vec<simulate::Step>,
 }
 
-/// One JS-visible event: the envelope of an emitted event.
+/// What `call` returns: the response and every event it fired, each with its feed change.
 #[derive(Serialize)]
 struct CallResult<'a> {
     response: &'a Value,
-    events: Vec<session_core::wire::EventEnvelope>,
+    events: Vec<CallEvent>,
 }
 
 /// The TypeScript side of `call` (skipped above): one signature per catalog function id, its
 /// request and response types generated from the catalog's schemas into the package's `api.d.ts`.
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CALL: &str = r#"
-import type { CallArgs, CallResult, FunctionId, Imported, SimulationPlan, WorkspaceOptions } from "../api.js";
+import type { CallArgs, CallResult, FunctionId, Imported, Rebuilt, SimulationPlan, WorkspaceOptions } from "../api.js";
 export interface Workspace {
   /**
    * Runs catalog function `function_id` on `request` (the engine's JSON shapes): its response and
@@ -121,22 +122,20 @@ impl Workspace {
         Ok(Workspace { store: MemStore::new(), manual, ids, limits })
     }
 
-    /// Runs a catalog function: `{ response, events: [{ trigger_type, payload, session_metadata? }] }`.
-    /// Throws an `Error` with `code` on failure. Its TypeScript signature (typed per function id)
-    /// is the `Workspace` interface of `TS_CALL`.
+    /// Runs a catalog function: `{ response, events: [{ trigger_type, payload, session_metadata?,
+    /// seq?, change? }] }` (`seq`: the event's place in its session's change feed; `change`: the
+    /// change recorded, when it is not the event itself). Throws an `Error` with `code` on
+    /// failure. Its TypeScript signature (typed per function id) is the `Workspace` interface of
+    /// `TS_CALL`.
     #[wasm_bindgen(skip_typescript)]
     pub fn call(&self, function_id: &str, request: JsValue) -> Result<JsValue, JsValue> {
         let request = from_js(request)?;
-        let clock: &dyn Clock = match &self.manual {
-            Some(manual) => manual,
-            None => &SystemClock,
-        };
-        let env = Env { clock, ids: &*self.ids, limits: self.limits };
         // `catalog::call`: an unknown id is `session/invalid_request`, echoed clipped at 128
         // bytes, exactly as in every other host.
-        let outcome =
-            catalog::call(&self.store, &env, function_id, request).map_err(|e| error(&e))?;
-        let events = outcome.events.iter().map(|e| e.to_envelope()).collect();
+        let outcome = self
+            .with_env(|store, env| catalog::call(store, env, function_id, request))
+            .map_err(|e| error(&e))?;
+        let events = outcome.events.iter().map(CallEvent::of).collect();
         to_js(&CallResult { response: &outcome.response, events })
     }
 
@@ -198,6 +197,19 @@ impl Workspace {
 }
 
 impl Workspace {
+    pub(crate) fn store(&self) -> &MemStore {
+        &self.store
+    }
+
+    /// Runs `f` on the store with this workspace's clock, ids and limits.
+    pub(crate) fn with_env<R>(&self, f: impl FnOnce(&MemStore, &Env<'_>) -> R) -> R {
+        let clock: &dyn Clock = match &self.manual {
+            Some(manual) => manual,
+            None => &SystemClock,
+        };
+        f(&self.store, &Env { clock, ids: &*self.ids, limits: self.limits })
+    }
+
     fn manual_clock(&self) -> Result<&ManualClock, JsValue> {
         self.manual.as_ref().ok_or_else(|| {
             error(&SessionError::invalid_request(

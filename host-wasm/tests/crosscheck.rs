@@ -18,6 +18,15 @@ fn js(value: &Value) -> JsValue {
 
 struct WasmHost(Workspace);
 
+/// An event of `call` as the envelope every host digests: without `seq` and `change`, which
+/// every mutation's event carries here (MemStore keeps a feed).
+fn envelope(mut event: Value) -> Value {
+    let fields = event.as_object_mut().expect("an event is an object");
+    assert!(fields.remove("seq").is_some_and(|seq| seq.as_u64() > Some(0)), "an event without seq");
+    fields.remove("change");
+    event
+}
+
 fn workspace() -> Workspace {
     let options = json!({ "deterministic": true, "default_list_limit": LIMITS.default_list_limit,
         "max_list_limit": LIMITS.max_list_limit, "max_attachment_bytes": LIMITS.max_attachment_bytes });
@@ -35,8 +44,10 @@ impl Host for WasmHost {
         match self.0.call(function_id, js(&request)) {
             Ok(out) => {
                 let mut out: Value = serde_wasm_bindgen::from_value(out).expect("JSON result");
+                // The digest covers the envelope (`trigger_type`, `payload`, `session_metadata?`);
+                // each event's feed `seq` (and recorded `change`) is the wasm host's addition.
                 let events = match out["events"].take() {
-                    Value::Array(events) => events,
+                    Value::Array(events) => events.into_iter().map(envelope).collect(),
                     _ => Vec::new(),
                 };
                 CallOutput { result: Ok(out["response"].take()), events }

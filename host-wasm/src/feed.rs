@@ -1,0 +1,223 @@
+//! The live-sync side of the `Workspace`: the feed change (seq) each event of `call` carries, and
+//! `rebuildFromFeed` — a session rebuilt from its `session::changes` pages by the core's
+//! [`Replica`], checked against the store with [`Replica::differs_from`].
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use session_core::replica::{Replica, ReplicaMeta, Step};
+use session_core::wire::{ChangesResponse, EventEnvelope, Object, SessionEntry, SessionStatus};
+use session_core::{catalog, Emitted, SessionError};
+use wasm_bindgen::prelude::*;
+
+use crate::convert::{error, to_js};
+use crate::workspace::Workspace;
+
+/// One event `call` returns: the envelope (`trigger_type`, `payload`, `session_metadata?`) and
+/// the feed change it was recorded as.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct CallEvent {
+    #[serde(flatten)]
+    envelope: EventEnvelope,
+    /// The event's seq in its session's change feed (`session::changes`: from 1, no gaps);
+    /// absent only for an event the feed did not record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seq: Option<u64>,
+    /// The change the feed recorded, when it is not the event itself: `session::append-delta`
+    /// fires `session::message-updated` (the full message) and records a compact
+    /// `session::message-delta` (payload `MessageDelta`). Absent when the change is the event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    change: Option<RecordedChange>,
+}
+
+/// A feed change's type and payload (the seq is its event's).
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct RecordedChange {
+    #[serde(rename = "type")]
+    change_type: String,
+    payload: Value,
+}
+
+impl CallEvent {
+    pub(crate) fn of(emitted: &Emitted) -> Self {
+        let envelope = emitted.to_envelope();
+        let change = emitted.change.as_ref();
+        let differs = change
+            .filter(|c| c.change_type != envelope.trigger_type || c.payload != envelope.payload);
+        CallEvent {
+            seq: change.map(|c| c.seq),
+            change: differs.map(|c| RecordedChange {
+                change_type: c.change_type.clone(),
+                payload: c.payload.clone(),
+            }),
+            envelope,
+        }
+    }
+}
+
+/// The session fields a feed rebuilt (the core's `ReplicaMeta`, as JSON).
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct RebuiltMeta {
+    title: String,
+    description: String,
+    status: SessionStatus,
+    status_reason: Option<String>,
+    forked_from: Option<String>,
+    created_at: i64,
+    message_count: u64,
+    /// Absent until a snapshot or a `session::meta-updated` told it (creation does not); `null`
+    /// when the session has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<Option<Object>>,
+}
+
+impl From<ReplicaMeta> for RebuiltMeta {
+    fn from(m: ReplicaMeta) -> Self {
+        RebuiltMeta {
+            title: m.title,
+            description: m.description,
+            status: m.status,
+            status_reason: m.status_reason,
+            forked_from: m.forked_from,
+            created_at: m.created_at,
+            message_count: m.message_count,
+            metadata: m.metadata,
+        }
+    }
+}
+
+/// A snapshot read the rebuild took where the feed does not carry everything.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct SnapshotRead {
+    /// The seq the snapshot stands at (the feed's `latest_seq` when it was read).
+    at_seq: u64,
+    /// `fork`: a fork's `session::created` (its copied history is event-silent); `truncated`:
+    /// the feed no longer keeps its start (`feed_retention`).
+    reason: SnapshotReason,
+}
+
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SnapshotReason {
+    Fork,
+    Truncated,
+}
+
+/// What `rebuildFromFeed` returns.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct Rebuilt {
+    session_id: String,
+    /// The seq of the last change the replica holds.
+    applied_seq: u64,
+    /// The feed's newest seq.
+    latest_seq: u64,
+    /// `session::changes` pages read.
+    pages: u64,
+    /// Changes applied one by one (the rest came with a snapshot).
+    applied: u64,
+    /// Snapshot reads taken (none for a session whose whole feed is kept and that is no fork).
+    snapshots: Vec<SnapshotRead>,
+    /// The rebuilt session; `null` when the feed ends deleted or never started.
+    meta: Option<RebuiltMeta>,
+    /// Every rebuilt entry (every branch), by id.
+    entries: Vec<SessionEntry>,
+    /// True when the replica agrees with the store (`Replica::differs_from`).
+    matches: bool,
+    /// How it differs, or the change it could not apply; `null` when it matches.
+    difference: Option<String>,
+}
+
+#[wasm_bindgen]
+impl Workspace {
+    /// Rebuilds a session from its change feed (`session::changes`, page by page, applied by the
+    /// core's `Replica`, with a snapshot read after a fork or a truncated feed) and compares it
+    /// with the store: `{ session_id, applied_seq, latest_seq, pages, applied, snapshots, meta,
+    /// entries, matches, difference }`.
+    #[wasm_bindgen(js_name = rebuildFromFeed, unchecked_return_type = "Rebuilt")]
+    pub fn rebuild_from_feed(&self, session_id: &str) -> Result<JsValue, JsValue> {
+        let snapshot = |seq| {
+            let state = self.store().session_state(session_id);
+            Replica::from_snapshot(
+                session_id,
+                state.meta.as_ref(),
+                state.entries.into_values(),
+                seq,
+            )
+        };
+        let mut replica = Replica::new(session_id);
+        let (mut pages, mut applied) = (0, 0);
+        let mut latest_seq;
+        let mut snapshots = Vec::new();
+        let mut stopped = None;
+        let mut after_seq = 0;
+        'pages: loop {
+            let page = self.changes_page(session_id, after_seq)?;
+            pages += 1;
+            latest_seq = page.latest_seq;
+            if page.truncated {
+                replica = snapshot(page.latest_seq);
+                snapshots.push(SnapshotRead {
+                    at_seq: page.latest_seq,
+                    reason: SnapshotReason::Truncated,
+                });
+            }
+            for change in &page.changes {
+                match replica.apply(change) {
+                    Step::Applied => applied += 1,
+                    Step::Duplicate => {}
+                    Step::NeedsSnapshot => {
+                        applied += 1;
+                        replica = snapshot(page.latest_seq);
+                        snapshots.push(SnapshotRead {
+                            at_seq: page.latest_seq,
+                            reason: SnapshotReason::Fork,
+                        });
+                    }
+                    Step::Gap { after_seq } => {
+                        stopped = Some(format!("seq {}: a gap after seq {after_seq}", change.seq));
+                        break 'pages;
+                    }
+                    Step::Rejected(why) => {
+                        stopped = Some(format!("seq {}: {why}", change.seq));
+                        break 'pages;
+                    }
+                }
+            }
+            match page.next_after_seq {
+                Some(next) if next > after_seq => after_seq = next,
+                _ => break,
+            }
+        }
+        let difference =
+            stopped.or_else(|| replica.differs_from(&self.store().session_state(session_id)));
+        to_js(&Rebuilt {
+            session_id: session_id.into(),
+            applied_seq: replica.applied_seq,
+            latest_seq,
+            pages,
+            applied,
+            snapshots,
+            meta: replica.meta.map(RebuiltMeta::from),
+            entries: replica.entries.into_values().collect(),
+            matches: difference.is_none(),
+            difference,
+        })
+    }
+}
+
+impl Workspace {
+    /// One `session::changes` page after `after_seq`, through the catalog as JavaScript reads it.
+    fn changes_page(&self, session_id: &str, after_seq: u64) -> Result<ChangesResponse, JsValue> {
+        let request = json!({ "session_id": session_id, "after_seq": after_seq });
+        let outcome = self
+            .with_env(|store, env| catalog::call(store, env, "session::changes", request))
+            .map_err(|e| error(&e))?;
+        serde_json::from_value(outcome.response)
+            .map_err(|e| error(&SessionError::storage(format!("session::changes: {e}"))))
+    }
+}
