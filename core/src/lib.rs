@@ -1,7 +1,7 @@
 //! session-core: every session semantic of session-manager, deterministic and `no_std`.
 //!
 //! A session is a metadata record, a tree of entries linked by `parent_id`, an active-leaf pointer
-//! and an attachment store. This crate owns the wire types ([`wire`]), the 21 public operations
+//! and an attachment store. This crate owns the wire types ([`wire`]), the public operations
 //! ([`ops`]), the events they fire ([`events`], [`filter`]), typed errors ([`error`]), the storage
 //! boundary ([`store`], [`record`], [`mem_store`]) and the one catalog of functions and trigger
 //! types ([`catalog`]). It does no IO, reads no clock and draws no randomness: the host passes
