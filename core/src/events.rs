@@ -153,6 +153,7 @@ impl Emitted {
             trigger_type: String::from(self.event.trigger_type()),
             payload: self.event.payload(),
             session_metadata: self.session_metadata.clone(),
+            change: self.change.clone(),
         }
     }
 
@@ -161,7 +162,7 @@ impl Emitted {
         Some(Emitted {
             event: SessionEvent::from_parts(&envelope.trigger_type, &envelope.payload)?,
             session_metadata: envelope.session_metadata.clone(),
-            change: None,
+            change: envelope.change.clone(),
         })
     }
 }

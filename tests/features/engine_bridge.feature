@@ -35,6 +35,27 @@ Feature: bridge topology across engines
     And on "bridge 2" handler "created" receives 3 events
     And on "bridge 2" handler "mine" receives 2 events
 
+  # Prevents: the change feed working on the main only (a bridged mutation's seq lost on the way).
+  @engine @serial
+  Scenario: session::changed subscribers on every engine get each change with its seq
+    Given a main engine with session-manager and 2 bridged engines
+    When on "main" the client calls "session::create" with {"title": "feed"} and keeps "session_id" as "sid"
+    Given on "main" handler "feed" is bound to "session::changed" with config {"session_id": "${sid}"}
+    And on "bridge 1" handler "feed" is bound to "session::changed" with config {"session_id": "${sid}"}
+    And on "bridge 2" handler "feed" is bound to "session::changed" with config {"session_id": "${sid}"}
+    When on "bridge 1" the client calls "session::set-status" with {"session_id": "${sid}", "status": "working"}
+    And on "bridge 2" the client calls "session::set-meta" with {"session_id": "${sid}", "title": "renamed"}
+    And on "main" the client calls "session::set-status" with {"session_id": "${sid}", "status": "done"}
+    Then on "main" handler "feed" receives 3 events
+    And on "bridge 1" handler "feed" receives 3 events
+    And on "bridge 2" handler "feed" receives 3 events
+    And on "bridge 2" handler "feed" received "seq" values in any order "2, 3, 4"
+    And on "main" handler "feed" received "seq" values in any order "2, 3, 4"
+    And on "bridge 1" handler "feed" received "type" values in any order "session::status-changed, session::meta-updated, session::status-changed"
+    When on "bridge 2" the client calls "session::changes" with {"session_id": "${sid}", "after_seq": 1}
+    Then the engine response field "latest_seq" is 4
+    And the engine response field "changes" has 3 items
+
   # Prevents: lost or duplicated entries, or a forked chain, when two bridges append at once.
   @engine @serial
   Scenario: concurrent appends from two bridges keep one chain with every entry once

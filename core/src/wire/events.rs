@@ -101,4 +101,11 @@ pub struct EventEnvelope {
     /// `SessionMeta.metadata` as of the mutation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_metadata: Option<Object>,
+    /// Live sync (our extension): the event's feed change, so every instance's
+    /// `session::changed` bindings get it. Left out of the registered schema (the seed's
+    /// `publish-events` request stays byte-identical); a v1.0.32 main ignores it and fans out
+    /// without it, and a change-less envelope reaches only the seed bindings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub change: Option<super::Change>,
 }

@@ -48,8 +48,9 @@ mod tests {
     use crate::emitter::Recorder;
     use serde::Serialize;
     use session_core::events::{DELETED, STORE_EVENTS};
+    use session_core::feed::CHANGED;
     use session_core::wire::{
-        DeletedEvent, Object, SessionBindingConfig, StoreEventsBindingConfig,
+        Change, DeletedEvent, Object, SessionBindingConfig, StoreEventsBindingConfig,
     };
     use std::sync::Arc;
 
@@ -78,10 +79,19 @@ mod tests {
                 .unwrap();
         }
         let deleted = value(DeletedEvent { session_id: "s".into(), timestamp: 1 });
+        emitter
+            .subscriptions
+            .write()
+            .unwrap()
+            .bind(CHANGED, "4", "f::feed", &serde_json::json!({"session_id": "s"}))
+            .unwrap();
+        let change =
+            Change { seq: 7, change_type: DELETED.into(), payload: deleted.clone(), timestamp: 1 };
         let envelope = EventEnvelope {
             trigger_type: DELETED.into(),
             payload: deleted.clone(),
             session_metadata: Some(owner("u")),
+            change: Some(change),
         };
         let unknown = EventEnvelope { trigger_type: "nope".into(), ..envelope.clone() };
         assert_eq!(deliver(&emitter, value(&envelope)).await, value(OkResponse::OK));
@@ -89,8 +99,9 @@ mod tests {
         assert_eq!(deliver(&emitter, Value::from("not an envelope")).await, value(OkResponse::OK));
         let got = rec.0.lock().unwrap();
         let ids: Vec<&str> = got.iter().map(|d| d.function_id.as_str()).collect();
-        assert_eq!(ids, ["f::mine"]);
+        assert_eq!(ids, ["f::mine", "f::feed"], "the seed binding, then the feed's");
         assert_eq!(got[0].payload, deleted);
+        assert_eq!(got[1].payload["seq"], 7, "the envelope's change reaches session::changed");
         assert_eq!(relay_id(&uuid::Uuid::nil()), format!("{RELAY_PREFIX}{}", "0".repeat(32)));
     }
 }

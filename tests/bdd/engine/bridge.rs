@@ -148,6 +148,36 @@ async fn receives_on(w: &mut SessionWorld, name: String, handler: String, n: usi
     assert_eq!(got.len(), n, "{name}: {handler} received {got:#?}");
 }
 
+/// `Then on "bridge 1" handler "h" received "seq" values in any order "1, 2"`: that key of every
+/// delivery, as a multiset (deliveries through the engine are unordered; run after a `receives N
+/// events` step waited for them).
+#[then(
+    regex = r#"^on "([^"]+)" handler "([^"]+)" received "([^"]+)" values in any order "([^"]*)"$"#
+)]
+async fn received_values_on(
+    w: &mut SessionWorld,
+    name: String,
+    handler: String,
+    key: String,
+    values: String,
+) {
+    let got = instance(st(w), &name).received(&handler);
+    let actual: Vec<String> = got
+        .iter()
+        .map(|p| match p.get(&key) {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => panic!("{name}: {handler}: a delivery without {key}: {p}"),
+        })
+        .collect();
+    let mut want: Vec<String> =
+        values.split(',').map(str::trim).filter(|v| !v.is_empty()).map(String::from).collect();
+    let mut actual = actual;
+    actual.sort();
+    want.sort();
+    assert_eq!(actual, want, "{name}: {handler} received {got:#?}");
+}
+
 #[then(regex = r#"^on "([^"]+)" the worker data dir "([^"]+)" holds (\d+) session files?$"#)]
 fn data_files_on(w: &mut SessionWorld, name: String, dir: String, n: usize) {
     super::steps::assert_session_files(&instance(st(w), &name).dir.join(dir), n);
