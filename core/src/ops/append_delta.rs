@@ -5,9 +5,10 @@
 use alloc::format;
 use alloc::vec;
 
-use super::{require_entry, require_meta, Plan};
+use super::update_message::{open_message, Opened};
+use super::Plan;
 use crate::env::Env;
-use crate::error::{ErrorCode, Result, SessionError};
+use crate::error::{Result, SessionError};
 use crate::events::{Emitted, SessionEvent};
 use crate::feed::{PendingChange, MESSAGE_DELTA};
 use crate::record::{add_delta, delta_block_index};
@@ -31,17 +32,16 @@ pub fn decide(
         }
     };
     let sid = req.session_id;
-    let mut meta = require_meta(store, &sid)?;
-    let mut entry = require_entry(store, &sid, &req.entry_id)?;
+    let (mut meta, mut entry) =
+        match open_message(store, &sid, &req.entry_id, req.expected_revision)? {
+            Opened::Message { meta, entry } => (meta, entry),
+            Opened::Stale { revision } => {
+                return Ok(Plan::read(AppendDeltaResponse { updated: false, revision }))
+            }
+        };
     let SessionEntry::Message { message, revision, .. } = &mut entry else {
-        return Err(SessionError::new(
-            ErrorCode::InvalidEntryKind,
-            format!("entry {} is a custom entry, not a message", req.entry_id),
-        ));
+        unreachable!("open_message returns message entries")
     };
-    if req.expected_revision.is_some_and(|expected| expected != *revision) {
-        return Ok(Plan::read(AppendDeltaResponse { updated: false, revision: *revision }));
-    }
     let delta = MessageDelta {
         session_id: sid.clone(),
         entry_id: req.entry_id.clone(),

@@ -10,8 +10,50 @@ use crate::error::{ErrorCode, Result, SessionError};
 use crate::events::{Emitted, SessionEvent};
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::{
-    AgentMessage, MessageUpdatedEvent, SessionEntry, UpdateMessageRequest, UpdateMessageResponse,
+    AgentMessage, MessageUpdatedEvent, SessionEntry, SessionMeta, UpdateMessageRequest,
+    UpdateMessageResponse,
 };
+
+/// A message entry opened for a content change, or the revision a stale writer missed.
+// Returned once per call and taken apart at once: boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Opened {
+    Message {
+        meta: SessionMeta,
+        entry: SessionEntry,
+    },
+    /// `expected_revision` did not match: nothing is written, `{updated: false, revision}`.
+    Stale {
+        revision: u64,
+    },
+}
+
+/// The rules every content change of a message shares (update-message, append-delta): the
+/// session and the entry exist (`session/not_found`, `session/entry_not_found`), the entry is a
+/// message (`session/invalid_entry_kind`), and `expected_revision`, when given, matches.
+pub fn open_message(
+    store: &dyn Store,
+    sid: &str,
+    entry_id: &str,
+    expected_revision: Option<u64>,
+) -> Result<Opened> {
+    let meta = require_meta(store, sid)?;
+    let entry = require_entry(store, sid, entry_id)?;
+    let revision = match &entry {
+        SessionEntry::Message { revision, .. } => *revision,
+        SessionEntry::Custom { .. } => {
+            return Err(SessionError::new(
+                ErrorCode::InvalidEntryKind,
+                format!("entry {entry_id} is a custom entry, not a message"),
+            ))
+        }
+    };
+    if expected_revision.is_some_and(|expected| expected != revision) {
+        return Ok(Opened::Stale { revision });
+    }
+    Ok(Opened::Message { meta, entry })
+}
 
 pub fn decide(
     store: &dyn Store,
@@ -19,17 +61,16 @@ pub fn decide(
     req: UpdateMessageRequest,
 ) -> Result<Plan<UpdateMessageResponse>> {
     let sid = req.session_id;
-    let mut meta = require_meta(store, &sid)?;
-    let mut entry = require_entry(store, &sid, &req.entry_id)?;
+    let (mut meta, mut entry) =
+        match open_message(store, &sid, &req.entry_id, req.expected_revision)? {
+            Opened::Message { meta, entry } => (meta, entry),
+            Opened::Stale { revision } => {
+                return Ok(Plan::read(UpdateMessageResponse { updated: false, revision }))
+            }
+        };
     let SessionEntry::Message { message, revision, .. } = &mut entry else {
-        return Err(SessionError::new(
-            ErrorCode::InvalidEntryKind,
-            format!("entry {} is a custom entry, not a message", req.entry_id),
-        ));
+        unreachable!("open_message returns message entries")
     };
-    if req.expected_revision.is_some_and(|expected| expected != *revision) {
-        return Ok(Plan::read(UpdateMessageResponse { updated: false, revision: *revision }));
-    }
     *message.content_mut() = req.content;
     if let Some(new_usage) = req.usage {
         match message {
