@@ -31,6 +31,7 @@ const types = await compile({ ...Functions, definitions }, 'Functions', {
 
 const functionIds = doc['x-functions'].map((f) => f.id);
 const publicIds = doc['x-functions'].filter((f) => f.kind === 'mutation' || f.kind === 'read').map((f) => f.id);
+const extensionIds = doc['x-functions'].filter((f) => f.extension).map((f) => f.id);
 const codes = doc['x-error-codes'];
 const glue = `
 /** Every function id a \`Workspace\` serves: the public ones and the internal store protocol. */
@@ -39,15 +40,33 @@ export type FunctionId = keyof Functions;
 export type PublicFunctionId = ${list(publicIds)};
 /** The internal \`session::store::*\` protocol (raw storage records, no domain rules). */
 export type StoreProtocolFunctionId = Exclude<FunctionId, PublicFunctionId>;
+/** Our additive functions (live sync, the store protocol's atomic apply), apart from the seed's. */
+export type ExtensionFunctionId = ${list(extensionIds)};
 export type RequestOf<F extends FunctionId> = Functions[F]["request"];
 export type ResponseOf<F extends FunctionId> = Functions[F]["response"];
 /** The request argument of \`call\`: optional when every field of the request is. */
 export type CallArgs<F extends FunctionId> = {} extends RequestOf<F> ? [request?: RequestOf<F>] : [request: RequestOf<F>];
 /** A public trigger type id. */
 export type TriggerType = keyof Events;
-/** An event a call fired: its trigger type, payload and the session's metadata as of the call. */
+/** An extension trigger type id (\`session::changed\`: every change of a session with its seq). */
+export type ExtensionTriggerType = keyof ExtensionEvents;
+/** The type of a feed change: a public trigger type, or \`session::message-delta\`. */
+export type ChangeType = keyof ChangePayloads;
+/** One change of a session's feed (\`session::changes\`), its payload narrowed on \`type\`. */
+export type FeedChange = {
+  [C in ChangeType]: Omit<Change, "type" | "payload"> & { type: C; payload: ChangePayloads[C] };
+}[ChangeType];
+/**
+ * An event a call fired: its trigger type, payload, the session's metadata as of the call, its
+ * \`seq\` in the session's feed and, when the feed recorded something else (an append-delta's
+ * \`session::message-delta\`), that \`change\`.
+ */
 export type SessionEvent = {
-  [T in TriggerType]: Omit<EventEnvelope, "trigger_type" | "payload"> & { trigger_type: T; payload: Events[T] };
+  [T in TriggerType]: Omit<CallEvent, "trigger_type" | "payload" | "change"> & {
+    trigger_type: T;
+    payload: Events[T];
+    change?: { [C in ChangeType]: { type: C; payload: ChangePayloads[C] } }[ChangeType] | null;
+  };
 }[TriggerType];
 /** What \`Workspace.call\` returns. */
 export interface CallResult<F extends FunctionId> {
@@ -68,6 +87,9 @@ export declare function isSessionError(error: unknown): error is SessionError;
 export declare const FUNCTION_IDS: readonly FunctionId[];
 export declare const PUBLIC_FUNCTION_IDS: readonly PublicFunctionId[];
 export declare const TRIGGER_TYPES: readonly TriggerType[];
+export declare const EXTENSION_FUNCTION_IDS: readonly ExtensionFunctionId[];
+export declare const EXTENSION_TRIGGER_TYPES: readonly ExtensionTriggerType[];
+export declare const CHANGE_TYPES: readonly ChangeType[];
 /** The package (and workspace) version. */
 export declare const VERSION: ${JSON.stringify(doc['x-version'])};
 `;
@@ -88,6 +110,9 @@ export function isSessionError(error) {
 export const FUNCTION_IDS = ${frozen(functionIds)};
 export const PUBLIC_FUNCTION_IDS = ${frozen(publicIds)};
 export const TRIGGER_TYPES = ${frozen(doc['x-trigger-types'])};
+export const EXTENSION_FUNCTION_IDS = ${frozen(extensionIds)};
+export const EXTENSION_TRIGGER_TYPES = ${frozen(doc['x-extension-trigger-types'])};
+export const CHANGE_TYPES = ${frozen(doc['x-change-types'])};
 export const VERSION = ${JSON.stringify(doc['x-version'])};
 `);
 
@@ -103,4 +128,4 @@ for (const [target, hasInit] of [['web', true], ['bundler', false]]) {
   writeFileSync(join(packageDir, target, 'index.js'), lines);
   writeFileSync(join(packageDir, target, 'index.d.ts'), lines);
 }
-console.log(`generated api.d.ts: ${functionIds.length} functions (${publicIds.length} public), ${doc['x-trigger-types'].length} events, ${Object.keys(codes).length} error codes`);
+console.log(`generated api.d.ts: ${functionIds.length} functions (${publicIds.length} public, ${extensionIds.length} extensions), ${doc['x-trigger-types'].length} events (+${doc['x-extension-trigger-types'].length} extension trigger types), ${doc['x-change-types'].length} change types, ${Object.keys(codes).length} error codes`);

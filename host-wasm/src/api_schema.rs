@@ -1,20 +1,24 @@
 //! The one JSON Schema document the npm package's TypeScript declarations are generated from
-//! (`host-wasm/npm-build/generate.mjs`): every catalog function the `Workspace` serves with its
-//! request and response schema, the six event payloads, the `Workspace` types of this crate and
-//! the error codes, all read from the Rust types (feature `schema`, never in the wasm bundle).
+//! (`host-wasm/npm-build/generate.mjs`): every catalog function the `Workspace` serves (the
+//! seed's and the extensions) with its request and response schema, the six event payloads, the
+//! extension trigger types' deliveries, the feed's change payloads, the `Workspace` types of this
+//! crate and the error codes, all read from the Rust types (feature `schema`, never in the wasm
+//! bundle).
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
-use session_core::catalog::{schema_of, OpKind, OPERATIONS};
+use session_core::catalog::{schema_of, OpKind, EXTENSIONS, EXTENSION_TRIGGER_TYPES, OPERATIONS};
 use session_core::events::{self, PUBLIC_TRIGGER_TYPES};
+use session_core::feed::{CHANGED, MESSAGE_DELTA};
 use session_core::wire::{
-    CreatedEvent, DeletedEvent, EventEnvelope, MessageAddedEvent, MessageUpdatedEvent,
-    MetaUpdatedEvent, StatusChangedEvent,
+    ChangedEvent, CreatedEvent, DeletedEvent, EventEnvelope, MessageAddedEvent, MessageDelta,
+    MessageUpdatedEvent, MetaUpdatedEvent, StatusChangedEvent,
 };
 use session_core::{transfer, ErrorCode};
 
+use crate::feed::{CallEvent, Rebuilt};
 use crate::workspace::{SimulationPlan, WorkspaceOptions};
 
 /// How the package groups a catalog kind; operator functions are host-only and left out.
@@ -37,6 +41,14 @@ fn payload_schema(trigger_type: &str) -> (&'static str, Value) {
         events::META_UPDATED => ("MetaUpdatedEvent", schema_of::<MetaUpdatedEvent>()),
         events::DELETED => ("DeletedEvent", schema_of::<DeletedEvent>()),
         other => panic!("public trigger type {other} has no payload type in api_schema"),
+    }
+}
+
+/// The delivery schema of an extension trigger type.
+fn extension_payload_schema(trigger_type: &str) -> (&'static str, Value) {
+    match trigger_type {
+        CHANGED => ("ChangedEvent", schema_of::<ChangedEvent>()),
+        other => panic!("extension trigger type {other} has no payload type in api_schema"),
     }
 }
 
@@ -107,32 +119,61 @@ fn closed_object(properties: Map<String, Value>, description: Option<&str>) -> V
 }
 
 /// The document: `definitions` (every named type, including `Functions` — function id →
-/// `{ request, response }` — and `Events` — trigger type → payload) plus `x-functions`
-/// (id, kind), `x-trigger-types`, `x-error-codes` (variant name → wire code) and `x-version`.
+/// `{ request, response }` —, `Events` — public trigger type → payload —, `ExtensionEvents` —
+/// extension trigger type → delivery — and `ChangePayloads` — feed change type → payload) plus
+/// `x-functions` (id, kind, extension), `x-trigger-types` (the seed's six public ones),
+/// `x-extension-trigger-types`, `x-change-types`, `x-error-codes` (variant name → wire code) and
+/// `x-version`.
 pub fn document() -> Value {
     let mut defs = Definitions::default();
     let mut functions = Map::new();
     let mut listed = Vec::new();
-    for op in OPERATIONS {
+    let catalog =
+        OPERATIONS.iter().map(|op| (op, false)).chain(EXTENSIONS.iter().map(|op| (op, true)));
+    for (op, extension) in catalog {
         let Some(kind) = kind_name(op.kind) else { continue };
         let request = defs.add_root(&type_name(op.request_type), (op.request_schema)());
         let response = defs.add_root(&type_name(op.response_type), (op.response_schema)());
         let pair = [("request".to_string(), request), ("response".to_string(), response)];
         functions
             .insert(op.id.into(), closed_object(pair.into_iter().collect(), Some(op.description)));
-        listed.push(json!({ "id": op.id, "kind": kind }));
+        listed.push(json!({ "id": op.id, "kind": kind, "extension": extension }));
     }
     let mut payloads = Map::new();
     for trigger_type in PUBLIC_TRIGGER_TYPES {
         let (name, schema) = payload_schema(trigger_type);
         payloads.insert(trigger_type.into(), defs.add_root(name, schema));
     }
+    let mut extension_payloads = Map::new();
+    let extension_trigger_types: Vec<&str> = EXTENSION_TRIGGER_TYPES.iter().map(|t| t.id).collect();
+    for trigger_type in &extension_trigger_types {
+        let (name, schema) = extension_payload_schema(trigger_type);
+        extension_payloads.insert((*trigger_type).into(), defs.add_root(name, schema));
+    }
+    // A feed change is one of the public events, or an append-delta's compact delta.
+    let mut change_payloads = payloads.clone();
+    change_payloads.insert(MESSAGE_DELTA.into(), defs.add::<MessageDelta>("MessageDelta"));
+    let change_types: Vec<&String> = change_payloads.keys().collect();
+    let change_types = json!(change_types);
     defs.insert("Functions", closed_object(functions, Some("Every function a Workspace serves.")));
     defs.insert(
         "Events",
         closed_object(payloads, Some("The payload of each public trigger type.")),
     );
+    defs.insert(
+        "ExtensionEvents",
+        closed_object(
+            extension_payloads,
+            Some("What a binding of each extension trigger type receives."),
+        ),
+    );
+    defs.insert(
+        "ChangePayloads",
+        closed_object(change_payloads, Some("The payload of each type of feed change.")),
+    );
     defs.add::<EventEnvelope>("EventEnvelope");
+    defs.add::<CallEvent>("CallEvent");
+    defs.add::<Rebuilt>("Rebuilt");
     defs.add::<WorkspaceOptions>("WorkspaceOptions");
     defs.add::<transfer::Imported>("Imported");
     defs.add::<SimulationPlan>("SimulationPlan");
@@ -144,6 +185,8 @@ pub fn document() -> Value {
         "definitions": defs.0,
         "x-functions": listed,
         "x-trigger-types": PUBLIC_TRIGGER_TYPES,
+        "x-extension-trigger-types": extension_trigger_types,
+        "x-change-types": change_types,
         "x-error-codes": codes,
         "x-version": env!("CARGO_PKG_VERSION"),
     })

@@ -3,10 +3,10 @@
 //! [`Replica`], checked against the store with [`Replica::differs_from`].
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use session_core::replica::{Replica, ReplicaMeta, Step};
-use session_core::wire::{ChangesResponse, EventEnvelope, Object, SessionEntry, SessionStatus};
-use session_core::{catalog, Emitted, SessionError};
+use session_core::wire::{ChangesRequest, ChangesResponse, Object, SessionEntry, SessionStatus};
+use session_core::{ops, Emitted, SessionError};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{error, to_js};
@@ -17,8 +17,13 @@ use crate::workspace::Workspace;
 #[derive(Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct CallEvent {
-    #[serde(flatten)]
-    envelope: EventEnvelope,
+    /// One of the six public trigger type ids.
+    trigger_type: String,
+    /// The payload of that trigger type.
+    payload: Value,
+    /// `SessionMeta.metadata` as of the mutation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session_metadata: Option<Object>,
     /// The event's seq in its session's change feed (`session::changes`: from 1, no gaps);
     /// absent only for an event the feed did not record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,6 +45,7 @@ pub(crate) struct RecordedChange {
 }
 
 impl CallEvent {
+    /// The event's envelope (`Emitted::to_envelope`) with its change.
     pub(crate) fn of(emitted: &Emitted) -> Self {
         let envelope = emitted.to_envelope();
         let change = emitted.change.as_ref();
@@ -51,7 +57,9 @@ impl CallEvent {
                 change_type: c.change_type.clone(),
                 payload: c.payload.clone(),
             }),
-            envelope,
+            trigger_type: envelope.trigger_type,
+            payload: envelope.payload,
+            session_metadata: envelope.session_metadata,
         }
     }
 }
@@ -140,12 +148,14 @@ impl Workspace {
     /// entries, matches, difference }`.
     #[wasm_bindgen(js_name = rebuildFromFeed, unchecked_return_type = "Rebuilt")]
     pub fn rebuild_from_feed(&self, session_id: &str) -> Result<JsValue, JsValue> {
+        // Called exactly as `differs_from` calls it (a `String` id, cloned values): one copy of
+        // `from_snapshot` in the bundle, not two.
         let snapshot = |seq| {
             let state = self.store().session_state(session_id);
             Replica::from_snapshot(
-                session_id,
+                String::from(session_id),
                 state.meta.as_ref(),
-                state.entries.into_values(),
+                state.entries.values().cloned(),
                 seq,
             )
         };
@@ -195,7 +205,9 @@ impl Workspace {
         }
         let difference =
             stopped.or_else(|| replica.differs_from(&self.store().session_state(session_id)));
-        to_js(&Rebuilt {
+        // Through a JSON value: the bundle already holds that encoding of every entry (responses
+        // are encoded so), not a second one straight to JavaScript.
+        let rebuilt = serde_json::to_value(Rebuilt {
             session_id: session_id.into(),
             applied_seq: replica.applied_seq,
             latest_seq,
@@ -207,17 +219,22 @@ impl Workspace {
             matches: difference.is_none(),
             difference,
         })
+        .map_err(|e| error(&SessionError::storage(format!("rebuild encoding failed: {e}"))))?;
+        to_js(&rebuilt)
     }
 }
 
 impl Workspace {
-    /// One `session::changes` page after `after_seq`, through the catalog as JavaScript reads it.
+    /// One `session::changes` page after `after_seq`: the function's own decide and execute,
+    /// typed (no JSON round trip, which would cost the bundle a decoder of every payload).
     fn changes_page(&self, session_id: &str, after_seq: u64) -> Result<ChangesResponse, JsValue> {
-        let request = json!({ "session_id": session_id, "after_seq": after_seq });
-        let outcome = self
-            .with_env(|store, env| catalog::call(store, env, "session::changes", request))
-            .map_err(|e| error(&e))?;
-        serde_json::from_value(outcome.response)
-            .map_err(|e| error(&SessionError::storage(format!("session::changes: {e}"))))
+        let request = ChangesRequest {
+            session_id: session_id.into(),
+            after_seq: Some(after_seq),
+            limit: None,
+        };
+        self.with_env(|store, env| ops::changes::decide(store, env, request)?.execute(store, env))
+            .map(|outcome| outcome.response)
+            .map_err(|e| error(&e))
     }
 }
