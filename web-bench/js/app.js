@@ -1,10 +1,12 @@
 // web-bench: the page controller: loading files, the session list, selection, branch switching,
-// forking, export and the simulation panel, all through the wasm Workspace.
+// forking, export, the simulation panel and rebuilding a session from its change feed, all
+// through the wasm Workspace.
 import { h } from './blocks.js';
 import { Transcript } from './transcript.js';
 import { renderTree, shape } from './tree.js';
 import { SessionList } from './sessions.js';
 import { Simulation } from './simulation.js';
+import { showRebuild } from './feed.js';
 import { loadWasm, Store } from './wasm.js';
 
 const $ = (id) => document.getElementById(id);
@@ -79,6 +81,7 @@ export function select(sessionId, focusEntry) {
   state.simulation?.pause();
   state.simulation = null;
   $('simulation-section').hidden = true;
+  clearRebuild();
   state.selected = sessionId;
   const got = state.store.ask('session::get', { session_id: sessionId });
   state.list.mark(sessionId, got?.meta);
@@ -89,6 +92,22 @@ export function select(sessionId, focusEntry) {
   renderTree($('tree'), state.trees.get(sessionId), leaf, switchLeaf, focusEntry);
   $('export-button').disabled = false;
   $('simulate-button').disabled = false;
+  $('rebuild-button').disabled = false;
+}
+
+function clearRebuild() {
+  $('rebuild-result').replaceChildren();
+  delete $('rebuild-result').dataset.matches;
+}
+
+/** Rebuilds the shown session (the simulated one while a simulation is open) from its feed. */
+function rebuild() {
+  const [store, sessionId, where] = state.simulation
+    ? [state.simulation.store, state.simulation.sessionId, 'simulation']
+    : [state.store, state.selected, 'workspace'];
+  if (!sessionId) return;
+  const r = showRebuild($('rebuild-result'), store, sessionId, where);
+  if (r) status(`rebuilt ${sessionId} from ${r.applied_seq} changes: ${r.matches ? 'matches' : 'differs'}`, !r.matches);
 }
 
 function switchLeaf(entryId) {
@@ -130,6 +149,7 @@ function simulate() {
   };
   $('simulation-section').hidden = false;
   state.simulation = new Simulation($('sim-steps'), $('sim-progress'), source.fileName, source.data, (store, sid) => {
+    clearRebuild();
     const got = store.ask('session::get', { session_id: sid });
     $('session-header').replaceChildren(h('div', { class: 'muted' }, 'simulation'), ...(got ? header(got.meta) : [h('h2', {}, sid)]));
     if (!got) {
@@ -161,6 +181,7 @@ async function boot() {
   });
   $('export-button').addEventListener('click', exportSelected);
   $('simulate-button').addEventListener('click', simulate);
+  $('rebuild-button').addEventListener('click', rebuild);
   $('sim-step').addEventListener('click', () => state.simulation?.step());
   $('sim-play').addEventListener('click', () => state.simulation?.play());
   $('sim-reset').addEventListener('click', () => state.simulation?.reset());

@@ -1,6 +1,8 @@
 // web-bench: step-by-step simulation of a loaded log: the calls that rebuild it (from the core's
-// simulate module) run one at a time on a fresh deterministic store, each listed with its events.
+// simulate module) run one at a time on a fresh deterministic store, each listed with its events
+// and the seq each event took in the session's change feed.
 import { h } from './blocks.js';
+import { eventLine } from './feed.js';
 import { Store, simulationSteps } from './wasm.js';
 
 const KEEP_DONE = 200;
@@ -48,9 +50,7 @@ export class Simulation {
     const li = this.list.querySelector('li.pending');
     li?.remove();
     this.list.querySelector('li.current')?.classList.replace('current', 'done');
-    const events = (outcome.events ?? []).map((e) =>
-      h('div', { class: 'event' }, h('strong', {}, e.trigger_type),
-        h('details', {}, h('summary', { class: 'muted' }, 'payload'), h('pre', {}, JSON.stringify(e.payload, null, 2)))));
+    const events = (outcome.events ?? []).map(eventLine);
     const node = h('li', { class: 'current', value: this.next }, h('div', {}, summary(step), h('span', { class: 'muted' }, ` · line ${step.line}`)),
       outcome.error ? h('div', { class: 'error-text' }, outcome.error.message) : null,
       events.length ? events : h('div', { class: 'muted' }, 'no events'));

@@ -31,6 +31,10 @@ export class Store {
   setTime(ms) {
     this.ws.setTime(ms);
   }
+  /** The session rebuilt from its change feed by the core's replica, and whether it matches. */
+  rebuild(sessionId) {
+    return this.ws.rebuildFromFeed(sessionId);
+  }
   static fileName(sessionId) {
     return Workspace.fileName(sessionId);
   }

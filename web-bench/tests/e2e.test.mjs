@@ -1,5 +1,6 @@
 // web-bench: end-to-end test: the page loads the native-exported fixture, renders the transcript,
-// opens a collapsed run, switches branch, forks, exports, simulates and saves a screenshot.
+// opens a collapsed run, switches branch, forks, exports, simulates (each event with its feed
+// seq), rebuilds sessions from their change feed and saves a screenshot.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -110,4 +111,43 @@ test('steps through the session as a simulation, with the events of each step', 
   const updates = await page.locator('#sim-steps li', { hasText: 'session::message-updated' }).count();
   assert.equal(updates, 3, 'the streamed answer replays as three updates');
   assert.match(await transcriptText(), /Thanks — the diagram matches/);
+});
+
+test('each simulated step shows the seqs its events took, in order from 1 with no gaps', async () => {
+  const perStep = await page.$$eval('#sim-steps li.done, #sim-steps li.current',
+    (lis) => lis.map((li) => [...li.querySelectorAll('.event .seq')].map((el) => Number(el.dataset.seq))));
+  const seqs = perStep.flat();
+  assert.ok(seqs.length >= 18, `${seqs.length} seqs shown`);
+  assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'seqs 1, 2, 3, … in step order');
+  assert.deepEqual(perStep[0], [1], 'ensure: session::created is seq 1');
+  assert.match(await page.textContent('#sim-steps li.current'), new RegExp(`#${seqs.at(-1)}`));
+});
+
+test('rebuilds the simulated session from its feed, and it matches the store', async () => {
+  const last = Number(await page.getAttribute('#sim-steps li.current .event:last-of-type .seq', 'data-seq'));
+  await page.click('#rebuild-button');
+  await page.waitForSelector('#rebuild-result[data-matches]');
+  assert.equal(await page.getAttribute('#rebuild-result', 'data-matches'), 'true');
+  const text = await page.textContent('#rebuild-result');
+  assert.match(text, /s_001 rebuilt from its feed matches the simulation store/);
+  assert.match(text, new RegExp(`${last} changes applied, seq ${last} of ${last}`));
+  assert.match(text, /Refactor the parser · done · 11 messages · 12 entries/);
+  assert.doesNotMatch(text, /snapshot/, 'the whole feed is kept: no snapshot read');
+  await page.click('#sim-reset');
+  assert.equal(await page.textContent('#rebuild-result'), '', 'a step or reset clears the verdict');
+});
+
+test('rebuilds workspace sessions from their feeds: the loaded log, and a fork through a snapshot', async () => {
+  await page.click('#sessions li[data-session="s_001"]');
+  await page.click('#rebuild-button');
+  await page.waitForSelector('#rebuild-result[data-matches]');
+  assert.equal(await page.getAttribute('#rebuild-result', 'data-matches'), 'true');
+  assert.match(await page.textContent('#rebuild-result'), /matches the workspace store.*18 changes applied, seq 18 of 18/s);
+  const fork = await page.getAttribute('#sessions li:last-child', 'data-session');
+  await page.click(`#sessions li[data-session="${fork}"]`);
+  assert.equal(await page.textContent('#rebuild-result'), '', 'selecting clears the verdict');
+  await page.click('#rebuild-button');
+  await page.waitForSelector('#rebuild-result[data-matches]');
+  assert.equal(await page.getAttribute('#rebuild-result', 'data-matches'), 'true');
+  assert.match(await page.textContent('#rebuild-result'), /snapshot at seq 1 \(fork\)/);
 });
