@@ -52,9 +52,12 @@ export type TriggerType = keyof Events;
 export type ExtensionTriggerType = keyof ExtensionEvents;
 /** The type of a feed change: a public trigger type, or \`session::message-delta\`. */
 export type ChangeType = keyof ChangePayloads;
-/** One change of a session's feed (\`session::changes\`), its payload narrowed on \`type\`. */
+/**
+ * One change of a session's feed, its payload narrowed on \`type\`: a \`Change\` of
+ * \`session::changes\` read as one (\`page.changes as FeedChange[]\`).
+ */
 export type FeedChange = {
-  [C in ChangeType]: Omit<Change, "type" | "payload"> & { type: C; payload: ChangePayloads[C] };
+  [C in ChangeType]: Change & { type: C; payload: ChangePayloads[C] };
 }[ChangeType];
 /**
  * An event a call fired: its trigger type, payload, the session's metadata as of the call, its
