@@ -285,6 +285,11 @@ impl Harness {
         }
     }
 
+    /// The worker process's id (`None` while it is not running).
+    pub fn worker_pid(&self) -> Option<u32> {
+        self.worker.as_ref().map(Child::id)
+    }
+
     /// SIGKILL: no shutdown, no flush.
     pub async fn kill_worker(&mut self) {
         if let Some(mut child) = self.worker.take() {

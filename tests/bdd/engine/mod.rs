@@ -7,6 +7,7 @@ mod bridge;
 mod bridge_atomic;
 mod compose;
 pub mod harness;
+mod live_sync;
 mod steps;
 
 use cucumber::codegen::{LocalBoxFuture, Regex};
@@ -39,6 +40,7 @@ fn engine_state(harness: harness::Harness) -> EngineState {
         vars,
         bindings: Default::default(),
         peers: Vec::new(),
+        live: Default::default(),
     }
 }
 
@@ -66,6 +68,8 @@ pub struct EngineState {
     /// Bridge topologies: the bridged instances (`bridge 1`, `bridge 2`, …); `harness` is the
     /// main.
     pub peers: Vec<harness::Harness>,
+    /// Live-sync scenarios: subscribers, the example client, turns streamed.
+    pub live: live_sync::Live,
 }
 
 pub use bridge::{topology_regex, topology_step};
