@@ -1,6 +1,7 @@
 //! Criterion benches of the fs store (issue 3), each beside its raw baseline in the same run:
 //! durable appends vs a raw write + fdatasync loop, 32 concurrent sessions with group commit,
-//! open + first list, newest tail of a big session, and disk bytes after streaming updates.
+//! open + first list, newest tail of a big session, disk bytes after streaming updates, and what
+//! the change feed adds to an append.
 //! Sizes are scaled down by default (see BENCHMARKS.md); `FS_BENCH_SCALE=10` approaches the
 //! issue's sizes.
 
@@ -38,6 +39,20 @@ fn append(store: &FsStore, sid: &str, n: u64) {
         .expect("append");
 }
 
+/// An append as the public `session::append` writes it since live sync: the commit plus its feed
+/// change (the log gets a `begin` marker, the `append` line and a payload-less `change` line).
+fn append_with_feed(store: &FsStore, sid: &str, n: u64) {
+    let entry = message_entry(&format!("e{n}"), None, n as i64, TEXT);
+    let feed = Write::Feed {
+        timestamp: n as i64,
+        retention: session_core::feed::DEFAULT_RETENTION,
+        changes: vec![session_core::feed::PendingChange::CommittedAppend],
+    };
+    let changes =
+        ChangeSet::new(sid).with(Write::CommitAppend { entry, parent_explicit: false }).with(feed);
+    store.apply(&changes).expect("append");
+}
+
 fn record_len() -> usize {
     let entry = message_entry("e1000", None, 1000, TEXT);
     let meta = sample_meta("s", 1);
@@ -70,6 +85,21 @@ fn appends_one_session(c: &mut Criterion) {
             b.iter(|| {
                 n += 1;
                 append(&s, "s", n);
+            })
+        });
+    }
+    // What the change feed adds to an append, beside the plain commit above.
+    for (name, mode) in
+        [("fs_group_with_feed", SyncMode::Group), ("fs_never_with_feed", SyncMode::Never)]
+    {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = store(dir.path(), mode);
+        create(&s, "s");
+        let mut n = 0;
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                n += 1;
+                append_with_feed(&s, "s", n);
             })
         });
     }
