@@ -42,9 +42,10 @@ pub enum Record {
     Delta { delta: MessageDelta, at: i64 },
 }
 
-/// A feed change as the log holds it. `payload` is left out for the `session::message-added` of
-/// the `append` record just before it in the same change set, and rebuilt from that record on
-/// replay (so an append does not write its message twice).
+/// A feed change as the log holds it. `payload` is left out when the record just before it in the
+/// same change set holds it — the `session::message-added` of an `append`, the
+/// `session::message-delta` of a `delta` — and rebuilt from that record on replay (so an append
+/// does not write its message twice, nor a delta its text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoggedChange {
     pub seq: u64,
@@ -79,6 +80,8 @@ pub struct SessionState {
     /// The entry of the last `append` record applied: the payload source of a `change` record
     /// that left its payload out.
     last_append: Option<String>,
+    /// The last `delta` record applied: the payload source of its `session::message-delta`.
+    last_delta: Option<MessageDelta>,
     /// Legacy three-line appends: a `leaf` record waits for the `meta` that completes it.
     pending_legacy_append: bool,
 }
@@ -196,9 +199,10 @@ impl SessionState {
             Record::Change { change } => {
                 let payload = match &change.payload {
                     Some(payload) => Some(payload.clone()),
-                    None => self.appended_payload(),
+                    None => self.derived_payload(&change.change_type),
                 };
-                // A payload-less change with no append before it (a hand-edited log) is dropped.
+                // A payload-less change with no record to rebuild it from (a hand-edited log) is
+                // dropped.
                 if let Some(payload) = payload {
                     self.feed.record(Change {
                         seq: change.seq,
@@ -211,7 +215,9 @@ impl SessionState {
             Record::Delta { delta, at } => {
                 // Planned against this state, so it fits; a replayed record that does not (a
                 // hand-edited log) changes nothing.
-                let _ = self.apply_delta(delta, *at);
+                if self.apply_delta(delta, *at).is_ok() {
+                    self.last_delta = Some(delta.clone());
+                }
             }
         }
     }
@@ -238,8 +244,13 @@ impl SessionState {
         Ok(())
     }
 
-    /// The `session::message-added` payload of the last appended entry.
-    fn appended_payload(&self) -> Option<serde_json::Value> {
+    /// The payload a `change` record left out, rebuilt from the record before it in its change
+    /// set: a `session::message-delta` from the last `delta` record, a `session::message-added`
+    /// from the last appended entry.
+    pub fn derived_payload(&self, change_type: &str) -> Option<serde_json::Value> {
+        if change_type == crate::feed::MESSAGE_DELTA {
+            return serde_json::to_value(self.last_delta.as_ref()?).ok();
+        }
         let entry = self.entries.get(self.last_append.as_deref()?)?;
         let sid = &self.meta.as_ref()?.session_id;
         Some(crate::events::message_added(sid, entry, entry.timestamp()).payload())

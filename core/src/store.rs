@@ -176,10 +176,13 @@ pub fn plan_session_writes_in_place(
     for write in writes {
         if let Write::Feed { timestamp, retention, changes: pending } = write {
             for pending in pending {
-                // The payload of the append's change is rebuilt from its `append` record.
+                // A payload the record before it holds (the `append` of an append's change, the
+                // `delta` of a delta's) is rebuilt from that record on replay.
                 let (change_type, payload, derived) = match pending {
                     PendingChange::Known { change_type, payload } => {
-                        (change_type.clone(), payload.clone(), false)
+                        let derived = change_type == crate::feed::MESSAGE_DELTA
+                            && next.derived_payload(change_type).as_ref() == Some(payload);
+                        (change_type.clone(), payload.clone(), derived)
                     }
                     PendingChange::CommittedAppend => match &commit {
                         Some(c) if c.committed => {
