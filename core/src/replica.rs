@@ -11,6 +11,7 @@
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -91,7 +92,14 @@ impl Replica {
                 message_count: m.message_count,
                 metadata: Some(m.metadata.clone()),
             }),
-            entries: entries.into_iter().map(|e| (String::from(e.id()), e)).collect(),
+            entries: {
+                // Inserted one by one: `collect` would sort them first (the bundle's size).
+                let mut map = BTreeMap::new();
+                for entry in entries {
+                    map.insert(String::from(entry.id()), entry);
+                }
+                map
+            },
         }
     }
 
@@ -204,44 +212,79 @@ impl Replica {
 
     /// How this replica differs from what `state` serves (`None`: it agrees). Compares what a
     /// feed carries: existence, the fields of [`ReplicaMeta`] (metadata once known) and every
-    /// entry.
+    /// entry. The difference names the fields and entry ids, never their values.
     pub fn differs_from(&self, state: &SessionState) -> Option<String> {
-        let snapshot = Replica::from_snapshot(
-            self.session_id.clone(),
-            state.meta.as_ref(),
-            state.entries.values().cloned(),
-            self.applied_seq,
-        );
-        let mut ours = self.clone();
-        if let (Some(mine), Some(theirs)) = (&mut ours.meta, &snapshot.meta) {
-            if mine.metadata.is_none() {
-                mine.metadata = theirs.metadata.clone();
+        let id = &self.session_id;
+        let (mine, theirs) = match (&self.meta, &state.meta) {
+            // A deleted session serves no entries.
+            (None, None) => return None,
+            (Some(_), None) => {
+                return Some(format!("{id}: the replica has a session the store deleted"))
+            }
+            (None, Some(_)) => {
+                return Some(format!("{id}: the store has a session the replica does not"))
+            }
+            (Some(mine), Some(theirs)) => (mine, theirs),
+        };
+        let fields = [
+            ("title", mine.title == theirs.title),
+            ("description", mine.description == theirs.description),
+            ("status", mine.status == theirs.status),
+            ("status_reason", mine.status_reason == theirs.status_reason),
+            ("forked_from", mine.forked_from == theirs.forked_from),
+            ("created_at", mine.created_at == theirs.created_at),
+            ("message_count", mine.message_count == theirs.message_count),
+            ("metadata", mine.metadata.as_ref().is_none_or(|m| *m == theirs.metadata)),
+        ];
+        let mut differ = String::new();
+        for (field, same) in fields {
+            if !same {
+                list_item(&mut differ, ", ", field);
             }
         }
-        if snapshot.meta.is_none() {
-            // A deleted session serves no entries.
-            if ours.meta.is_some() {
-                return Some(format!(
-                    "{}: the replica has a session the store deleted",
-                    self.session_id
-                ));
+        if !differ.is_empty() {
+            return Some(format!("{id}: meta differs in {differ}"));
+        }
+        let (mut only_mine, mut changed) = (Vec::new(), Vec::new());
+        for (entry_id, entry) in &self.entries {
+            match state.entries.get(entry_id) {
+                None => only_mine.push(entry_id.as_str()),
+                Some(served) if served != entry => changed.push(entry_id.as_str()),
+                Some(_) => {}
             }
+        }
+        let only_theirs: Vec<&str> = state
+            .entries
+            .keys()
+            .filter(|entry_id| !self.entries.contains_key(*entry_id))
+            .map(String::as_str)
+            .collect();
+        let lists = [
+            ("only in the replica: ", only_mine),
+            ("only in the store: ", only_theirs),
+            ("different: ", changed),
+        ];
+        for (what, ids) in &lists {
+            if ids.is_empty() {
+                continue;
+            }
+            list_item(&mut differ, "; ", what);
+            for (i, entry_id) in ids.iter().enumerate() {
+                differ.push_str(if i == 0 { "" } else { ", " });
+                differ.push_str(entry_id);
+            }
+        }
+        if differ.is_empty() {
             return None;
         }
-        if ours.meta != snapshot.meta {
-            return Some(format!(
-                "{}: meta {:?} != {:?}",
-                self.session_id, ours.meta, snapshot.meta
-            ));
-        }
-        if ours.entries != snapshot.entries {
-            let theirs: alloc::vec::Vec<&String> = snapshot.entries.keys().collect();
-            let mine: alloc::vec::Vec<&String> = ours.entries.keys().collect();
-            return Some(format!(
-                "{}: entries differ (replica {mine:?}, store {theirs:?})",
-                self.session_id
-            ));
-        }
-        None
+        Some(format!("{id}: entries differ ({differ})"))
     }
+}
+
+/// Appends `item` to a list written as text, after `separator` unless it is the first.
+fn list_item(list: &mut String, separator: &str, item: &str) {
+    if !list.is_empty() {
+        list.push_str(separator);
+    }
+    list.push_str(item);
 }
