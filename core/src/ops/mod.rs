@@ -10,7 +10,7 @@ use crate::error::{Result, SessionError};
 use crate::events::Emitted;
 use crate::feed::PendingChange;
 use crate::store::{Applied, ChangeSet, Store, Write};
-use crate::wire::{SessionEntry, SessionMeta};
+use crate::wire::{Change, SessionEntry, SessionMeta};
 
 pub mod append;
 pub mod append_delta;
@@ -100,30 +100,60 @@ impl<R> Plan<R> {
     /// `Feed` write added last) unless the operation wrote its own; each event then carries the
     /// change (seq) the store gave it.
     pub fn execute(self, store: &dyn Store, env: &Env<'_>) -> Result<Outcome<R>> {
-        let mut changes = self.changes;
-        if let (Some(set), Finish::Ready(outcome)) = (&mut changes, &self.finish) {
-            let has_feed = set.writes.iter().any(|w| matches!(w, Write::Feed { .. }));
-            if !has_feed && !outcome.events.is_empty() {
-                let pending = outcome.events.iter().map(PendingChange::of).collect();
-                set.push(env.feed_write(pending));
+        // Everything but the finish is the same for every response type: written once in
+        // `apply_known` / `apply_changes` / `attach_changes`, not once per operation.
+        match self.finish {
+            Finish::Ready(mut outcome) => {
+                apply_known(self.changes, &mut outcome.events, store, env)?;
+                Ok(outcome)
+            }
+            Finish::AfterApply(finish) => {
+                let mut applied = apply_changes(self.changes.as_ref(), store)?;
+                let recorded = core::mem::take(&mut applied.changes);
+                let mut outcome = finish(applied)?;
+                attach_changes(&mut outcome.events, recorded);
+                Ok(outcome)
             }
         }
-        let mut applied = match &changes {
-            Some(changes) => store.apply(changes)?,
-            None => Applied::default(),
-        };
-        let recorded = core::mem::take(&mut applied.changes);
-        let mut outcome = match self.finish {
-            Finish::Ready(outcome) => outcome,
-            Finish::AfterApply(finish) => finish(applied)?,
-        };
-        // One change per event, in order; a store without a feed recorded none.
-        if recorded.len() == outcome.events.len() {
-            for (emitted, change) in outcome.events.iter_mut().zip(recorded) {
-                emitted.change = Some(change);
-            }
+    }
+}
+
+/// Applies `changes` (if any) whose `events` are known up front: unless the operation wrote its
+/// own `Feed`, a `Feed` write recording them is added last; each event gets its change.
+fn apply_known(
+    changes: Option<ChangeSet>,
+    events: &mut [Emitted],
+    store: &dyn Store,
+    env: &Env<'_>,
+) -> Result<()> {
+    let Some(mut set) = changes else {
+        return Ok(());
+    };
+    let has_feed = set.writes.iter().any(|w| matches!(w, Write::Feed { .. }));
+    if !has_feed && !events.is_empty() {
+        let pending = events.iter().map(PendingChange::of).collect();
+        set.push(env.feed_write(pending));
+    }
+    let applied = apply_changes(Some(&set), store)?;
+    attach_changes(events, applied.changes);
+    Ok(())
+}
+
+/// Applies `changes` (if any) to `store`.
+fn apply_changes(changes: Option<&ChangeSet>, store: &dyn Store) -> Result<Applied> {
+    match changes {
+        Some(changes) => Ok(store.apply(changes)?),
+        None => Ok(Applied::default()),
+    }
+}
+
+/// Gives each event its recorded change: one change per event, in order; a store without a feed
+/// recorded none.
+fn attach_changes(events: &mut [Emitted], recorded: Vec<Change>) {
+    if recorded.len() == events.len() {
+        for (emitted, change) in events.iter_mut().zip(recorded) {
+            emitted.change = Some(change);
         }
-        Ok(outcome)
     }
 }
 
