@@ -141,6 +141,7 @@ impl Emitted {
         Some(ChangedEvent {
             session_id: self.event.session_id().into(),
             seq: change.seq,
+            first_seq: None,
             change_type: change.change_type.clone(),
             payload: change.payload.clone(),
             timestamp: change.timestamp,

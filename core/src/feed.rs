@@ -8,7 +8,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::Value;
 
-use crate::wire::{Change, FeedPage};
+use serde::Deserialize;
+
+use crate::wire::{Change, ChangedEvent, FeedPage, MessageDelta};
 
 /// The trigger type of the feed: every change of every session, with its seq.
 pub const CHANGED: &str = "session::changed";
@@ -94,6 +96,41 @@ impl Feed {
     }
 }
 
+/// Merges `next` into `pending` when both are `session::message-delta` deliveries of one block
+/// and `next` comes right after it: the text joined, `seq`, `revision` and `timestamp` of `next`,
+/// `first_seq` of `pending` (a coalescing `session::changed` binding). `false`, and nothing
+/// changed, otherwise.
+pub fn merge_delta(pending: &mut ChangedEvent, next: &ChangedEvent) -> bool {
+    if pending.change_type != MESSAGE_DELTA
+        || next.change_type != MESSAGE_DELTA
+        || next.first_seq.is_some()
+        || pending.session_id != next.session_id
+        || next.seq != pending.seq + 1
+    {
+        return false;
+    }
+    let (Ok(mut joined), Ok(more)) =
+        (MessageDelta::deserialize(&pending.payload), MessageDelta::deserialize(&next.payload))
+    else {
+        return false;
+    };
+    if joined.entry_id != more.entry_id || joined.block_index != more.block_index {
+        return false;
+    }
+    match (&mut joined.text, &more.text, &mut joined.thinking, &more.thinking) {
+        (Some(text), Some(more), None, None) => text.push_str(more),
+        (None, None, Some(thinking), Some(more)) => thinking.push_str(more),
+        _ => return false,
+    }
+    joined.revision = more.revision;
+    let Ok(payload) = serde_json::to_value(&joined) else { return false };
+    pending.payload = payload;
+    pending.first_seq = Some(pending.first_seq.unwrap_or(pending.seq));
+    pending.seq = next.seq;
+    pending.timestamp = next.timestamp;
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +156,35 @@ mod tests {
         assert!(!feed.page(5, 10).truncated, "nothing after the newest is missing");
         feed.trim(0);
         assert_eq!(seqs(feed.page(4, 10)), [5]);
+    }
+
+    fn delta(seq: u64, block_index: usize, text: &str) -> ChangedEvent {
+        let payload = serde_json::json!({"session_id": "s", "entry_id": "e", "revision": seq,
+            "block_index": block_index, "text": text});
+        ChangedEvent {
+            session_id: "s".into(),
+            seq,
+            first_seq: None,
+            change_type: MESSAGE_DELTA.into(),
+            payload,
+            timestamp: seq as i64,
+        }
+    }
+
+    #[test]
+    fn consecutive_deltas_of_one_block_merge() {
+        let mut pending = delta(3, 0, "He");
+        assert!(merge_delta(&mut pending, &delta(4, 0, "ll")));
+        assert!(merge_delta(&mut pending, &delta(5, 0, "o")));
+        assert_eq!((pending.first_seq, pending.seq, pending.timestamp), (Some(3), 5, 5));
+        assert_eq!(pending.payload["text"], "Hello");
+        assert_eq!(pending.payload["revision"], 5);
+        assert!(!merge_delta(&mut pending, &delta(7, 0, "!")), "not the next seq");
+        assert!(!merge_delta(&mut pending, &delta(6, 1, "!")), "another block");
+        let mut thinking = delta(6, 0, "x");
+        thinking.payload = serde_json::json!({"session_id": "s", "entry_id": "e", "revision": 6,
+            "block_index": 0, "thinking": "x"});
+        assert!(!merge_delta(&mut pending, &thinking), "another kind");
+        assert_eq!(pending.payload["text"], "Hello", "a refused merge changes nothing");
     }
 }

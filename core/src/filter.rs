@@ -21,6 +21,8 @@ pub struct BindingFilter {
     pub metadata: Option<Object>,
     /// `session::changed` only: the change types delivered.
     pub types: Option<Vec<String>>,
+    /// `session::changed` only: merge streaming deltas for at most this many ms.
+    pub coalesce_ms: Option<u64>,
 }
 
 impl BindingFilter {
@@ -56,11 +58,17 @@ impl BindingFilter {
                         "invalid {trigger_type} config: unknown change type `{unknown}`"
                     ));
                 }
+                if let Some(ms) = c.coalesce_ms.filter(|ms| !(1..=MAX_COALESCE_MS).contains(ms)) {
+                    return Err(format!(
+                        "invalid {trigger_type} config: coalesce_ms {ms} is not within 1..={MAX_COALESCE_MS}"
+                    ));
+                }
                 Ok(BindingFilter {
                     session_id: c.session_id,
                     metadata: c.metadata,
                     types: c.types,
                     roles: None,
+                    coalesce_ms: c.coalesce_ms,
                 })
             }
             events::MESSAGE_ADDED | events::MESSAGE_UPDATED => {
@@ -69,7 +77,7 @@ impl BindingFilter {
                     session_id: c.session_id,
                     roles: c.roles,
                     metadata: c.metadata,
-                    types: None,
+                    ..Default::default()
                 })
             }
             events::STATUS_CHANGED | events::META_UPDATED | events::DELETED => {
@@ -115,6 +123,9 @@ impl BindingFilter {
         }
     }
 }
+
+/// The longest a `session::changed` binding may hold deltas back.
+pub const MAX_COALESCE_MS: u64 = 10_000;
 
 /// A type a change can have: a public seed trigger type or `session::message-delta`.
 fn is_change_type(t: &str) -> bool {

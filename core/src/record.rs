@@ -215,9 +215,7 @@ impl SessionState {
             Record::Delta { delta, at } => {
                 // Planned against this state, so it fits; a replayed record that does not (a
                 // hand-edited log) changes nothing.
-                if self.apply_delta(delta, *at).is_ok() {
-                    self.last_delta = Some(delta.clone());
-                }
+                let _ = self.apply_delta(delta, *at);
             }
         }
     }
@@ -241,6 +239,7 @@ impl SessionState {
         if let Some(meta) = &mut self.meta {
             meta.updated_at = at;
         }
+        self.last_delta = Some(delta.clone());
         Ok(())
     }
 

@@ -13,6 +13,8 @@ use crate::filter::BindingFilter;
 /// One accepted binding.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Subscription {
+    /// The trigger-instance id the binding was made under.
+    pub id: String,
     /// The function the engine invokes on delivery.
     pub function_id: String,
     pub filter: BindingFilter,
@@ -45,6 +47,7 @@ impl Subscriptions {
         let filter = BindingFilter::parse(trigger_type, config)?;
         let table = self.by_type.entry(String::from(trigger_type)).or_default();
         let sub = Subscription {
+            id: String::from(id),
             function_id: String::from(function_id),
             filter,
             namespace: None,

@@ -219,3 +219,37 @@ fn a_replica_rebuilt_from_the_feed_agrees_with_the_store() {
     );
     assert!(replica.differs_from(&store.session_state("s")).is_some(), "a missed change shows");
 }
+
+/// An append's feed change leaves its payload out of the log and replay rebuilds it (a delta's:
+/// `live_sync.feature`, "a delta of another kind …", reads the feed after a restart).
+#[test]
+fn derived_change_payloads_replay_to_the_same_feed() {
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let store = MemStore::new();
+    let call = |id: &str, req: serde_json::Value| {
+        catalog::dispatch(&store, &env, id, req).expect("in catalog").expect(id)
+    };
+    call("session::ensure", json!({"session_id": "s"}));
+    let msg = json!({"role": "assistant", "content": [{"type": "text", "text": "a"}],
+        "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+    call("session::append", json!({"session_id": "s", "entry_id": "e1", "message": msg}));
+    call("session::append-delta", json!({"session_id": "s", "entry_id": "e1", "text": "bc"}));
+    let state = store.session_state("s");
+    assert_eq!(state.feed.kept().count(), 3);
+    let mut planned = SessionState::default();
+    let writes = [
+        crate::Write::PutMeta(state.meta.clone().expect("meta")),
+        crate::Write::CommitAppend { entry: state.entries["e1"].clone(), parent_explicit: false },
+        env.feed_write(alloc::vec![crate::feed::PendingChange::CommittedAppend]),
+    ];
+    let result = crate::store::plan_session_writes_in_place(&mut planned, &writes).expect("plan");
+    let crate::store::LogChange::Append(records) = result.log else { panic!("an append") };
+    let payloadless = records
+        .iter()
+        .filter(|r| matches!(r, Record::Change { change } if change.payload.is_none()))
+        .count();
+    assert_eq!(payloadless, 1, "the append's change line has no payload");
+    let (replayed, _) = crate::jsonl::replay(&crate::jsonl::encode_records(&records));
+    assert_eq!(replayed.feed, planned.feed, "and replay rebuilds it");
+}

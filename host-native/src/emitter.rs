@@ -10,7 +10,10 @@ use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{IIIClient, TriggerAction};
 use serde_json::Value;
 use session_core::events::STORE_EVENTS;
+
+use crate::coalesce::SharedCoalescer;
 use session_core::subscriptions::{Subscription, Subscriptions};
+use session_core::wire::ChangedEvent;
 use session_core::Emitted;
 
 /// One invocation of a bound function.
@@ -64,6 +67,7 @@ impl Sink for EngineSink {
 pub struct Emitter {
     pub subscriptions: Arc<RwLock<Subscriptions>>,
     sink: Arc<dyn Sink>,
+    coalescer: SharedCoalescer,
 }
 
 impl std::fmt::Debug for Emitter {
@@ -74,7 +78,7 @@ impl std::fmt::Debug for Emitter {
 
 impl Emitter {
     pub fn new(sink: Arc<dyn Sink>) -> Self {
-        Emitter { subscriptions: Arc::default(), sink }
+        Emitter { subscriptions: Arc::default(), sink, coalescer: SharedCoalescer::default() }
     }
 
     fn snapshot(
@@ -93,7 +97,10 @@ impl Emitter {
         for emitted in events {
             let (deliveries, bridges) = self.snapshot(emitted, feed);
             for (sub, payload) in deliveries {
-                self.sink.deliver(delivery(sub, payload)).await;
+                match (sub.filter.coalesce_ms, emitted.changed_event()) {
+                    (Some(ms), Some(event)) => self.coalesce(sub, event, ms).await,
+                    _ => self.sink.deliver(delivery(sub, payload)).await,
+                }
             }
             if !bridges.is_empty() {
                 let envelope = serde_json::to_value(emitted.to_envelope()).unwrap_or(Value::Null);
@@ -103,6 +110,29 @@ impl Emitter {
             }
         }
     }
+}
+
+impl Emitter {
+    /// A delivery of a coalescing `session::changed` binding (`coalesce.rs`).
+    async fn coalesce(&self, sub: Subscription, event: ChangedEvent, ms: u64) {
+        let offered = self.coalescer.offer(sub, event, ms);
+        for (sub, event) in offered.now {
+            self.sink.deliver(changed_delivery(sub, &event)).await;
+        }
+        if let Some(timer) = offered.timer {
+            let (coalescer, sink) = (self.coalescer.clone(), self.sink.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(timer.after).await;
+                if let Some((sub, event)) = coalescer.flush(&timer) {
+                    sink.deliver(changed_delivery(sub, &event)).await;
+                }
+            });
+        }
+    }
+}
+
+fn changed_delivery(sub: Subscription, event: &ChangedEvent) -> Delivery {
+    delivery(sub, serde_json::to_value(event).unwrap_or(Value::Null))
 }
 
 fn delivery(sub: Subscription, payload: Value) -> Delivery {

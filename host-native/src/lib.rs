@@ -12,6 +12,7 @@ pub mod fs;
 pub mod boot;
 pub mod cli;
 pub mod clock;
+pub mod coalesce;
 pub mod config;
 pub mod configuration;
 pub mod emitter;

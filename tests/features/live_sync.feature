@@ -186,3 +186,11 @@ Feature: live sync — the change feed, session::changed and append-delta
       | {"types": ["session::nope"]}    | unknown change type |
       | {"types": "session::created"}   | invalid type        |
       | ["s1"]                          | expected a config object |
+      | {"coalesce_ms": 0}              | not within 1..=10000 |
+      | {"coalesce_ms": 10001}          | not within 1..=10000 |
+      | {"coalesce_ms": -5}             | invalid value        |
+
+  # Prevents: a valid coalescing binding being refused.
+  Scenario: a session::changed binding may coalesce streaming deltas
+    When I bind "b" on "session::changed" with config {"session_id": "s1", "coalesce_ms": 50}
+    Then the binding is accepted

@@ -113,6 +113,11 @@ pub struct ChangedBindingConfig {
     /// Only deliver changes of these types (seed trigger type ids or `session::message-delta`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub types: Option<Vec<String>>,
+    /// Coalesce streaming (1 to 10000 ms): consecutive `session::message-delta` changes of one
+    /// block are delivered at most this often as one change whose `first_seq`..`seq` it covers
+    /// and whose text is theirs joined. Other changes go out at once, after a pending merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesce_ms: Option<u64>,
 }
 
 /// What a `session::changed` binding receives: one change of one session.
@@ -121,6 +126,9 @@ pub struct ChangedBindingConfig {
 pub struct ChangedEvent {
     pub session_id: String,
     pub seq: u64,
+    /// Only on a coalesced delivery (`coalesce_ms`): the first seq it covers (`seq` is the last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_seq: Option<u64>,
     #[serde(rename = "type")]
     pub change_type: String,
     pub payload: Value,

@@ -60,7 +60,14 @@ struct Args {
     /// Keep the run's directory (logs, data_dir) instead of deleting it.
     #[arg(long)]
     keep: bool,
+    /// Bind the subscriber with `coalesce_ms` (1..=10000): streaming deltas arrive merged, one
+    /// delivery covering `first_seq..=seq` at most this often.
+    #[arg(long)]
+    coalesce_ms: Option<u64>,
 }
+
+/// The subscriber's `coalesce_ms` (set once from the arguments).
+static COALESCE_MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
 
 const SUBSCRIBER: &str = "session-stream::subscriber";
 const NOOP: &str = "session-stream::noop";
@@ -215,8 +222,10 @@ struct Inbox {
     bytes_without_engine_field: u64,
     /// Bytes of the change's own `payload` field.
     payload_bytes: u64,
-    /// (seq, type, delta text) of every delivery.
-    changes: Vec<(u64, String, Option<String>)>,
+    /// (first seq, seq, type, delta text) of every delivery (first = seq unless coalesced).
+    changes: Vec<(u64, u64, String, Option<String>)>,
+    /// Seqs the deliveries cover (a coalesced one covers `first_seq..=seq`).
+    covered: usize,
     /// The delivery with the highest seq (a full message for path B).
     last: Option<(u64, Value)>,
     /// The first delivery of the stream, whole, as the subscriber got it.
@@ -368,6 +377,14 @@ async fn revision(iii: &IIIClient, sid: &str, entry: &str) -> u64 {
     got["entry"]["revision"].as_u64().unwrap_or(0)
 }
 
+/// `{session_id}`, plus `coalesce_ms` when asked for.
+fn binding_config(sid: &str) -> Value {
+    match COALESCE_MS.get().copied().flatten() {
+        Some(ms) => json!({"session_id": sid, "coalesce_ms": ms}),
+        None => json!({"session_id": sid}),
+    }
+}
+
 /// Binds the subscriber to `sid` and waits until a probe change arrives through it.
 async fn bind(iii: &IIIClient, inbox: &Shared, sid: &str) -> String {
     *lock(inbox) = Inbox { session_id: sid.to_string(), ..Inbox::default() };
@@ -375,7 +392,7 @@ async fn bind(iii: &IIIClient, inbox: &Shared, sid: &str) -> String {
         iii,
         "engine::register_trigger",
         json!({"trigger_type": "session::changed", "function_id": SUBSCRIBER,
-               "config": {"session_id": sid}}),
+               "config": binding_config(sid)}),
     )
     .await;
     let id = reply["id"].as_str().expect("trigger id").to_string();
@@ -414,7 +431,7 @@ async fn stream(
     let entry = appended["entry_id"].as_str().expect("entry_id").to_string();
     // The append's delivery, then a clean slate.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !lock(inbox).changes.iter().any(|c| c.1 == "session::message-added") {
+    while !lock(inbox).changes.iter().any(|c| c.2 == "session::message-added") {
         assert!(Instant::now() < deadline, "the append's change never arrived");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -484,7 +501,7 @@ async fn stream(
     f.lat.sort_unstable();
     // All deliveries (bounded), then a moment for late compactions and anything extra.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while lock(inbox).count < parts.len() && Instant::now() < deadline {
+    while lock(inbox).covered < parts.len() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -526,11 +543,12 @@ async fn stream(
     f.sample = inbox.first.take();
     inbox.changes.sort_by_key(|c| c.0);
     let changes = std::mem::take(&mut inbox.changes);
-    let first = changes.first().map_or(0, |c| c.0);
-    let in_order = changes.iter().enumerate().all(|(k, c)| c.0 == first + k as u64);
-    let typed = changes.iter().all(|c| c.1 == path.change_type());
+    // Contiguous: each delivery starts right after the one before it ends.
+    let in_order = changes.windows(2).all(|w| w[1].0 == w[0].1 + 1);
+    let covered: u64 = changes.iter().map(|c| c.1 + 1 - c.0).sum();
+    let typed = changes.iter().all(|c| c.2 == path.change_type());
     let rebuilt = match path {
-        Mode::Delta => changes.iter().filter_map(|c| c.2.as_deref()).collect::<String>(),
+        Mode::Delta => changes.iter().filter_map(|c| c.3.as_deref()).collect::<String>(),
         Mode::Update => inbox
             .last
             .as_ref()
@@ -538,7 +556,7 @@ async fn stream(
             .unwrap_or_default()
             .to_string(),
     };
-    f.subscriber_ok = changes.len() == parts.len() && in_order && typed && rebuilt == text;
+    f.subscriber_ok = covered == parts.len() as u64 && in_order && typed && rebuilt == text;
     if !f.subscriber_ok {
         f.problems.push(format!(
             "subscriber: {} change(s), seqs contiguous {in_order}, all {} {typed}, rebuilt text {} bytes",
@@ -649,6 +667,7 @@ fn row(name: &str, rounds: &[(Figures, Figures)], decimals: usize, f: impl Fn(&F
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
+    COALESCE_MS.set(args.coalesce_ms).expect("set once");
     let command: Vec<String> = std::env::args().collect();
     let load_before = loadavg();
     let procs = start(&args);
@@ -674,9 +693,11 @@ async fn main() {
                     inbox.bytes_without_engine_field += bytes - engine_field;
                     inbox.payload_bytes += payload_bytes;
                     let seq = delivery["seq"].as_u64().unwrap_or(0);
+                    let first = delivery["first_seq"].as_u64().unwrap_or(seq);
                     let kind = delivery["type"].as_str().unwrap_or_default().to_string();
                     let text = delivery["payload"]["text"].as_str().map(str::to_string);
-                    inbox.changes.push((seq, kind, text));
+                    inbox.covered += (seq + 1).saturating_sub(first) as usize;
+                    inbox.changes.push((first, seq, kind, text));
                     if inbox.first.is_none() {
                         inbox.first = Some(delivery.clone());
                     }
