@@ -58,17 +58,24 @@ impl BindingFilter {
                         "invalid {trigger_type} config: unknown change type `{unknown}`"
                     ));
                 }
-                if let Some(ms) = c.coalesce_ms.filter(|ms| !(1..=MAX_COALESCE_MS).contains(ms)) {
-                    return Err(format!(
-                        "invalid {trigger_type} config: coalesce_ms {ms} is not within 1..={MAX_COALESCE_MS}"
-                    ));
-                }
+                let coalesce_ms = match c.coalesce_ms {
+                    None => None,
+                    Some(ms) => match u64::try_from(ms) {
+                        Ok(ms) if (1..=MAX_COALESCE_MS).contains(&ms) => Some(ms),
+                        _ => {
+                            return Err(format!(
+                                "invalid {trigger_type} config: coalesce_ms {ms} is not within \
+                                 1..={MAX_COALESCE_MS}"
+                            ))
+                        }
+                    },
+                };
                 Ok(BindingFilter {
                     session_id: c.session_id,
                     metadata: c.metadata,
                     types: c.types,
                     roles: None,
-                    coalesce_ms: c.coalesce_ms,
+                    coalesce_ms,
                 })
             }
             events::MESSAGE_ADDED | events::MESSAGE_UPDATED => {

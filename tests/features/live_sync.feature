@@ -188,7 +188,8 @@ Feature: live sync — the change feed, session::changed and append-delta
       | ["s1"]                          | expected a config object |
       | {"coalesce_ms": 0}              | not within 1..=10000 |
       | {"coalesce_ms": 10001}          | not within 1..=10000 |
-      | {"coalesce_ms": -5}             | invalid value        |
+      | {"coalesce_ms": -5}             | not within 1..=10000 |
+      | {"coalesce_ms": 1.5}            | invalid type        |
 
   # Prevents: a valid coalescing binding being refused.
   Scenario: a session::changed binding may coalesce streaming deltas

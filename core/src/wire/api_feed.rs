@@ -116,8 +116,10 @@ pub struct ChangedBindingConfig {
     /// Coalesce streaming (1 to 10000 ms): consecutive `session::message-delta` changes of one
     /// block are delivered at most this often as one change whose `first_seq`..`seq` it covers
     /// and whose text is theirs joined. Other changes go out at once, after a pending merge.
+    // Signed: an unsigned field would register `"minimum": 0.0` (trigger schemas are derived by
+    // iii-sdk, unrewritten); the range is checked when the binding is parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coalesce_ms: Option<u64>,
+    pub coalesce_ms: Option<i64>,
 }
 
 /// What a `session::changed` binding receives: one change of one session.
