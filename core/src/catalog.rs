@@ -187,7 +187,14 @@ pub fn decode_request<T: DeserializeOwned>(payload: Value) -> Result<T> {
 
 /// [`decode_request`] with a size budget of `max_bytes` ([`crate::limits::request_budget`]).
 pub fn decode_request_within<T: DeserializeOwned>(payload: Value, max_bytes: usize) -> Result<T> {
-    let payload = match crate::limits::check(payload, max_bytes)? {
+    let payload = checked_object(payload, max_bytes)?;
+    serde_json::from_value(payload).map_err(SessionError::bad_request_shape)
+}
+
+/// The part of [`decode_request_within`] that does not depend on the request type (written once,
+/// not once per request type): the limits, then `null` as `{}` and anything but an object refused.
+fn checked_object(payload: Value, max_bytes: usize) -> Result<Value> {
+    Ok(match crate::limits::check(payload, max_bytes)? {
         Value::Null => Value::Object(Object::new()),
         object @ Value::Object(_) => object,
         other => {
@@ -196,8 +203,7 @@ pub fn decode_request_within<T: DeserializeOwned>(payload: Value, max_bytes: usi
                 json_kind(&other)
             )))
         }
-    };
-    serde_json::from_value(payload).map_err(SessionError::bad_request_shape)
+    })
 }
 
 fn json_kind(value: &Value) -> &'static str {
