@@ -2,7 +2,6 @@
 //! activity-run membership (blocks are maximal member runs or single non-members) and the
 //! collapsed view of a run.
 
-use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 use serde_json::Value;
 
@@ -55,7 +54,8 @@ pub fn is_run_member(entry: &SessionEntry) -> bool {
 pub fn run_keep_flags(run: &[SessionEntry]) -> Vec<bool> {
     let last_call =
         run.iter().rposition(|e| e.message().is_some_and(AgentMessage::has_function_call));
-    let call_ids: BTreeSet<&str> = last_call
+    // A list, not a set: one message's calls are few (and no set type to add to the bundle).
+    let call_ids: Vec<&str> = last_call
         .and_then(|i| run[i].message())
         .map(|m| {
             m.content()
@@ -73,7 +73,7 @@ pub fn run_keep_flags(run: &[SessionEntry]) -> Vec<bool> {
             None => true,
             Some(_) if Some(i) == last_call => true,
             Some(AgentMessage::FunctionResult { function_call_id, .. }) => {
-                call_ids.contains(function_call_id.as_str())
+                call_ids.contains(&function_call_id.as_str())
             }
             Some(AgentMessage::User { .. } | AgentMessage::Custom { .. }) => true,
             Some(AgentMessage::Assistant { .. }) => false,

@@ -244,8 +244,12 @@ impl Sim {
             return;
         }
         let mut batch = core::mem::take(&mut self.batch);
-        batch.sort_by_key(|(_, e)| e.timestamp());
-        let ids: BTreeSet<String> = batch.iter().map(|(_, e)| e.id().into()).collect();
+        crate::order::sort_by(&mut batch, |(_, a), (_, b)| a.timestamp().cmp(&b.timestamp()));
+        // Inserted one by one: `collect` would sort them first (the bundle's size).
+        let mut ids = BTreeSet::new();
+        for (_, entry) in &batch {
+            ids.insert(String::from(entry.id()));
+        }
         let mut waiting: BTreeMap<String, Vec<(usize, SessionEntry)>> = BTreeMap::new();
         for (line, entry) in batch {
             let ready = match entry.parent_id() {

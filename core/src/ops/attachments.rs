@@ -95,8 +95,9 @@ pub fn get(
 /// Every attachment of a session, sorted by `(created_at, attachment_id)`.
 pub fn sorted_attachments(store: &dyn Store, session_id: &str) -> Result<Vec<AttachmentMeta>> {
     let mut attachments = store.list_attachments(session_id)?;
-    attachments
-        .sort_by(|a, b| (a.created_at, &a.attachment_id).cmp(&(b.created_at, &b.attachment_id)));
+    crate::order::sort_by(&mut attachments, |a, b| {
+        (a.created_at, &a.attachment_id).cmp(&(b.created_at, &b.attachment_id))
+    });
     Ok(attachments)
 }
 

@@ -52,8 +52,12 @@ pub fn decide(store: &dyn Store, env: &Env<'_>, req: ForkRequest) -> Result<Plan
     require_entry(store, &req.session_id, &req.entry_id)?;
     let path = path::path_to(store, &req.session_id, &req.entry_id)?;
     let new_sid = env.ids.session_id();
-    let ids: BTreeMap<String, String> =
-        path.iter().map(|e| (String::from(e.id()), env.ids.entry_id())).collect();
+    // Inserted one by one (in path order, as the new ids are drawn): `collect` would sort them
+    // first (the bundle's size).
+    let mut ids = BTreeMap::new();
+    for entry in &path {
+        ids.insert(String::from(entry.id()), env.ids.entry_id());
+    }
     let mut changes = ChangeSet::new(new_sid.clone());
     let mut attachment_ids: Vec<&str> = Vec::new();
     let mut message_count = 0u64;

@@ -38,7 +38,7 @@ pub fn decide(store: &dyn Store, env: &Env<'_>, req: ListRequest) -> Result<Plan
         .filter(|m| req.kinds.as_ref().is_none_or(|kinds| kinds.contains(&m.kind)))
         .filter(|m| req.metadata.as_ref().is_none_or(|f| metadata_matches(f, m.metadata.as_ref())))
         .collect();
-    metas.sort_by(|a, b| {
+    crate::order::sort_by(&mut metas, |a, b| {
         compare((sort_key(a, order), &a.session_id), (sort_key(b, order), &b.session_id), order)
     });
     let start = match &after {
