@@ -13,7 +13,16 @@ use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 #[derive(Debug, Default, Clone)]
 struct Inner {
     sessions: BTreeMap<String, SessionState>,
-    attachments: BTreeMap<String, BTreeMap<String, (AttachmentMeta, Vec<u8>)>>,
+    attachments: BTreeMap<String, Attachments>,
+}
+
+/// One session's attachments, sorted by id: a list rather than a map of their own (one map type
+/// fewer in the wasm bundle).
+type Attachments = Vec<(AttachmentMeta, Vec<u8>)>;
+
+/// Where attachment `id` is in `attachments` (`Err`: where it would go).
+fn find(attachments: &Attachments, id: &str) -> Result<usize, usize> {
+    attachments.binary_search_by(|(meta, _)| meta.attachment_id.as_str().cmp(id))
 }
 
 #[cfg(feature = "std")]
@@ -121,14 +130,17 @@ impl Store for MemStore {
         session_id: &str,
         attachment_id: &str,
     ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
-        Ok(self.read(|i| i.attachments.get(session_id).and_then(|a| a.get(attachment_id).cloned())))
+        Ok(self.read(|i| {
+            let attachments = i.attachments.get(session_id)?;
+            find(attachments, attachment_id).ok().map(|at| attachments[at].clone())
+        }))
     }
 
     fn list_attachments(&self, session_id: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
         Ok(self.read(|i| {
             i.attachments
                 .get(session_id)
-                .map(|a| a.values().map(|(m, _)| m.clone()).collect())
+                .map(|a| a.iter().map(|(m, _)| m.clone()).collect())
                 .unwrap_or_default()
         }))
     }
@@ -143,11 +155,15 @@ impl Store for MemStore {
             for write in &changes.writes {
                 match write {
                     Write::PutAttachment { meta, bytes } => {
-                        attachments
-                            .insert(meta.attachment_id.clone(), (meta.clone(), bytes.clone()));
+                        let attachment = (meta.clone(), bytes.clone());
+                        match find(&attachments, &meta.attachment_id) {
+                            Ok(at) => attachments[at] = attachment,
+                            Err(at) => attachments.insert(at, attachment),
+                        }
                     }
                     Write::DeleteAttachment(id) => {
-                        applied.attachments_deleted.push(attachments.remove(id).is_some());
+                        let found = find(&attachments, id).map(|at| attachments.remove(at));
+                        applied.attachments_deleted.push(found.is_ok());
                     }
                     Write::DeleteAttachments => attachments.clear(),
                     _ => {}
