@@ -1,7 +1,6 @@
 //! `session::messages-range`: whole entries of the active path by span or by id list — how a
 //! reader swaps collapsed placeholders for content (contract §8.6).
 
-use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::vec::Vec;
 
@@ -45,11 +44,14 @@ pub fn decide(
             (a..=b).collect()
         }
         (None, None, Some(ids)) => {
-            let mut set = BTreeSet::new();
+            // Sorted and deduplicated as a set would be, without a set type in the bundle.
+            let mut positions = Vec::with_capacity(ids.len());
             for id in ids {
-                set.insert(position(store, sid, &path, id)?);
+                positions.push(position(store, sid, &path, id)?);
             }
-            set.into_iter().collect()
+            crate::order::sort_by(&mut positions, usize::cmp);
+            positions.dedup();
+            positions
         }
         _ => {
             return Err(SessionError::invalid_request(
