@@ -6,7 +6,8 @@
 //! The seed's events do not carry everything: a fork's copied history, the active-leaf switch,
 //! the draft, the kind and the metadata given at creation are event-silent. A replica takes a
 //! snapshot read where it needs them: [`Step::NeedsSnapshot`] after a fork's `session::created`,
-//! and [`Replica::from_snapshot`] after a `truncated` page.
+//! and [`Replica::from_snapshot`] after a `truncated` page. [`rebuild`] is the whole catch-up
+//! (`session::changes` page by page, with those snapshots) for any host.
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -21,8 +22,8 @@ use crate::events::{
 use crate::feed::MESSAGE_DELTA;
 use crate::record::{add_delta, SessionState};
 use crate::wire::{
-    Change, CreatedEvent, MessageAddedEvent, MessageDelta, MessageUpdatedEvent, MetaUpdatedEvent,
-    Object, SessionEntry, SessionMeta, SessionStatus, StatusChangedEvent,
+    Change, ChangesResponse, CreatedEvent, MessageAddedEvent, MessageDelta, MessageUpdatedEvent,
+    MetaUpdatedEvent, Object, SessionEntry, SessionMeta, SessionStatus, StatusChangedEvent,
 };
 
 /// The session fields a replica knows.
@@ -287,4 +288,267 @@ fn list_item(list: &mut String, separator: &str, item: &str) {
         list.push_str(separator);
     }
     list.push_str(item);
+}
+
+/// Why [`rebuild`] took a snapshot read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotReason {
+    /// A fork's `session::created`: its copied history is event-silent.
+    Fork,
+    /// The feed no longer keeps the changes asked for (`feed_retention`).
+    Truncated,
+}
+
+/// A snapshot read [`rebuild`] took, at the feed's `latest_seq` of the page it was reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    pub at_seq: u64,
+    pub reason: SnapshotReason,
+}
+
+/// Why [`rebuild`] stopped before the feed's end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// The change at `seq` does not follow the replica's `after_seq`: a change is missing.
+    Gap { seq: u64, after_seq: u64 },
+    /// The change at `seq` could not be applied ([`Step::Rejected`]).
+    Rejected { seq: u64, why: String },
+}
+
+impl core::fmt::Display for Stop {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Stop::Gap { seq, after_seq } => write!(f, "seq {seq}: a gap after seq {after_seq}"),
+            Stop::Rejected { seq, why } => write!(f, "seq {seq}: {why}"),
+        }
+    }
+}
+
+/// What [`rebuild`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rebuild {
+    /// The session as its feed rebuilt it.
+    pub replica: Replica,
+    /// The feed's newest seq (of the last page read).
+    pub latest_seq: u64,
+    /// `session::changes` pages read.
+    pub pages: u64,
+    /// Changes applied one by one (the rest came with a snapshot).
+    pub applied: u64,
+    /// The snapshot reads taken, in order.
+    pub snapshots: Vec<Snapshot>,
+    /// Why it stopped early; `None` when it read the feed to its end.
+    pub stopped: Option<Stop>,
+}
+
+/// Rebuilds session `session_id` from its change feed: reads `session::changes` pages
+/// (`read_page(after_seq)`, from 0, then each page's `next_after_seq`) and applies every change.
+/// On a `truncated` page, and after a fork's `session::created` ([`Step::NeedsSnapshot`]), it
+/// takes `snapshot(seq)` — the session read at the page's `latest_seq` — and goes on from there
+/// (the rest of that page is then duplicates). It stops at a gap or a rejected change
+/// ([`Rebuild::stopped`]); an error of `read_page` ends it.
+pub fn rebuild<E>(
+    session_id: &str,
+    mut read_page: impl FnMut(u64) -> Result<ChangesResponse, E>,
+    mut snapshot: impl FnMut(u64) -> Replica,
+) -> Result<Rebuild, E> {
+    let mut out = Rebuild {
+        replica: Replica::new(session_id),
+        latest_seq: 0,
+        pages: 0,
+        applied: 0,
+        snapshots: Vec::new(),
+        stopped: None,
+    };
+    let mut after_seq = 0;
+    loop {
+        let page = read_page(after_seq)?;
+        out.pages += 1;
+        out.latest_seq = page.latest_seq;
+        let mut take = |out: &mut Rebuild, reason| {
+            out.replica = snapshot(page.latest_seq);
+            out.snapshots.push(Snapshot { at_seq: page.latest_seq, reason });
+        };
+        if page.truncated {
+            take(&mut out, SnapshotReason::Truncated);
+        }
+        for change in &page.changes {
+            match out.replica.apply(change) {
+                Step::Applied => out.applied += 1,
+                Step::Duplicate => {}
+                Step::NeedsSnapshot => {
+                    out.applied += 1;
+                    take(&mut out, SnapshotReason::Fork);
+                }
+                Step::Gap { after_seq } => {
+                    out.stopped = Some(Stop::Gap { seq: change.seq, after_seq });
+                    return Ok(out);
+                }
+                Step::Rejected(why) => {
+                    out.stopped = Some(Stop::Rejected { seq: change.seq, why });
+                    return Ok(out);
+                }
+            }
+        }
+        match page.next_after_seq {
+            Some(next) if next > after_seq => after_seq = next,
+            _ => return Ok(out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::ToString;
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::Store;
+    use crate::wire::ChangesRequest;
+    use crate::{catalog, ops, Env, Limits, ManualClock, MemStore, SeqIds, SessionError};
+
+    /// `rebuild` over a `MemStore` through the catalog, as a host runs it: pages of
+    /// `session::changes` (two changes each) and snapshots read from the store.
+    fn rebuild_from(store: &MemStore, env: &Env<'_>, sid: &str) -> Rebuild {
+        let mut reads = Vec::new();
+        let rebuilt = rebuild(
+            sid,
+            |after_seq| {
+                reads.push(after_seq);
+                let req = ChangesRequest {
+                    session_id: sid.into(),
+                    after_seq: Some(after_seq),
+                    limit: Some(2),
+                };
+                ops::changes::decide(store, env, req)?.execute(store, env).map(|o| o.response)
+            },
+            |seq| {
+                let state = store.session_state(sid);
+                Replica::from_snapshot(sid, state.meta.as_ref(), state.entries.into_values(), seq)
+            },
+        )
+        .map_err(|e: SessionError| e.to_string())
+        .expect("every page reads");
+        assert_eq!(reads.len() as u64, rebuilt.pages, "one read per page");
+        assert_eq!(reads[0], 0, "from the feed's start");
+        assert_eq!(rebuilt.replica.differs_from(&store.session_state(sid)), None, "{rebuilt:?}");
+        rebuilt
+    }
+
+    fn busy_session(store: &MemStore, env: &Env<'_>) {
+        let call = |id: &str, req: Value| {
+            catalog::dispatch(store, env, id, req).expect("in catalog").expect(id);
+        };
+        call("session::ensure", json!({"session_id": "s", "metadata": {"owner": "u"}}));
+        let msg = json!({"role": "assistant", "content": [{"type": "text", "text": "a"}],
+            "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+        call("session::append", json!({"session_id": "s", "entry_id": "e1", "message": msg}));
+        call("session::append-delta", json!({"session_id": "s", "entry_id": "e1", "text": "b"}));
+        call("session::set-status", json!({"session_id": "s", "status": "working"}));
+        call("session::set-meta", json!({"session_id": "s", "title": "t"}));
+    }
+
+    /// The whole feed is kept: every change applied, page by page, no snapshot.
+    #[test]
+    fn rebuild_pages_through_a_kept_feed() {
+        let (clock, ids) = (ManualClock::new(), SeqIds::new());
+        let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+        let store = MemStore::new();
+        busy_session(&store, &env);
+        let rebuilt = rebuild_from(&store, &env, "s");
+        assert_eq!((rebuilt.latest_seq, rebuilt.replica.applied_seq), (5, 5));
+        assert_eq!((rebuilt.pages, rebuilt.applied), (3, 5));
+        assert!(rebuilt.snapshots.is_empty() && rebuilt.stopped.is_none());
+    }
+
+    /// A feed trimmed to its last two changes: the first page is `truncated`, so the rebuild
+    /// starts from a snapshot at `latest_seq` and applies nothing one by one.
+    #[test]
+    fn rebuild_takes_a_snapshot_of_a_truncated_feed() {
+        let (clock, ids) = (ManualClock::new(), SeqIds::new());
+        let limits = Limits { feed_retention: 2, ..Limits::default() };
+        let env = Env { clock: &clock, ids: &ids, limits };
+        let store = MemStore::new();
+        busy_session(&store, &env);
+        let rebuilt = rebuild_from(&store, &env, "s");
+        let truncated = Snapshot { at_seq: 5, reason: SnapshotReason::Truncated };
+        assert_eq!(rebuilt.snapshots, [truncated]);
+        assert_eq!((rebuilt.pages, rebuilt.applied, rebuilt.replica.applied_seq), (1, 0, 5));
+        assert_eq!(rebuilt.replica.meta.as_ref().map(|m| m.title.as_str()), Some("t"));
+        assert_eq!(rebuilt.stopped, None);
+    }
+
+    /// A fork's copied history is event-silent: after its `session::created` the rebuild reads a
+    /// snapshot at the page's `latest_seq`, then goes on with the fork's own changes.
+    #[test]
+    fn rebuild_takes_a_snapshot_after_a_fork() {
+        let (clock, ids) = (ManualClock::new(), SeqIds::new());
+        let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+        let store = MemStore::new();
+        busy_session(&store, &env);
+        let fork = catalog::dispatch(
+            &store,
+            &env,
+            "session::fork",
+            json!({"session_id": "s", "entry_id": "e1"}),
+        )
+        .expect("in catalog")
+        .expect("fork");
+        let fork_id = fork.response["session_id"].as_str().expect("fork id").to_string();
+        let copy = store.get_active_leaf(&fork_id).expect("leaf").expect("a copied leaf");
+        for text in ["c", "d", "e"] {
+            let req = json!({"session_id": fork_id, "entry_id": copy, "text": text});
+            catalog::dispatch(&store, &env, "session::append-delta", req)
+                .expect("in catalog")
+                .expect("append-delta");
+        }
+        let rebuilt = rebuild_from(&store, &env, &fork_id);
+        // Page 1: created (seq 1, then the snapshot at the page's latest_seq 4) and a delta the
+        // snapshot holds; page 2: two more it holds.
+        assert_eq!(rebuilt.snapshots, [Snapshot { at_seq: 4, reason: SnapshotReason::Fork }]);
+        assert_eq!((rebuilt.latest_seq, rebuilt.replica.applied_seq), (4, 4));
+        assert_eq!((rebuilt.pages, rebuilt.applied), (2, 1));
+        let meta = rebuilt.replica.meta.as_ref().expect("the fork exists");
+        assert_eq!(meta.forked_from.as_deref(), Some("s"));
+        assert_eq!(rebuilt.stopped, None);
+    }
+
+    /// A page that skips a seq stops the rebuild with the gap; a change it cannot apply stops it
+    /// with the reason. Neither reads further.
+    #[test]
+    fn rebuild_stops_at_a_gap_or_a_rejected_change() {
+        let change = |seq, change_type: &str, payload| Change {
+            seq,
+            change_type: change_type.into(),
+            payload,
+            timestamp: 0,
+        };
+        let created = json!({"session_id": "s", "title": "", "description": "", "status": "idle",
+            "created_at": 0, "timestamp": 0});
+        let page = |changes: Vec<Change>| ChangesResponse {
+            session_id: "s".into(),
+            changes,
+            latest_seq: 9,
+            next_after_seq: Some(3),
+            truncated: false,
+        };
+        let no_snapshot = |_| unreachable!("no snapshot needed");
+        let gap =
+            page(alloc::vec![change(1, CREATED, created.clone()), change(3, DELETED, json!({}))]);
+        let rebuilt =
+            rebuild("s", |_| Ok::<_, ()>(gap.clone()), no_snapshot).expect("no read error");
+        assert_eq!(rebuilt.stopped, Some(Stop::Gap { seq: 3, after_seq: 1 }));
+        assert_eq!(
+            rebuilt.stopped.map(|s| s.to_string()).as_deref(),
+            Some("seq 3: a gap after seq 1")
+        );
+        assert_eq!((rebuilt.pages, rebuilt.applied, rebuilt.replica.applied_seq), (1, 1, 1));
+        let bad = page(alloc::vec![change(1, "session::unknown", json!({}))]);
+        let rebuilt =
+            rebuild("s", |_| Ok::<_, ()>(bad.clone()), no_snapshot).expect("no read error");
+        let why = "unknown change type session::unknown".to_string();
+        assert_eq!(rebuilt.stopped, Some(Stop::Rejected { seq: 1, why }));
+        assert_eq!(rebuilt.pages, 1);
+        assert_eq!(rebuild("s", |_| Err::<ChangesResponse, _>("down"), no_snapshot), Err("down"));
+    }
 }

@@ -1,10 +1,10 @@
 //! The live-sync side of the `Workspace`: the feed change (seq) each event of `call` carries, and
 //! `rebuildFromFeed` — a session rebuilt from its `session::changes` pages by the core's
-//! [`Replica`], checked against the store with [`Replica::differs_from`].
+//! [`replica::rebuild`], checked against the store with [`Replica::differs_from`].
 
 use serde::Serialize;
 use serde_json::Value;
-use session_core::replica::{Replica, ReplicaMeta, Step};
+use session_core::replica::{self, Replica, ReplicaMeta};
 use session_core::wire::{ChangesRequest, ChangesResponse, Object, SessionEntry, SessionStatus};
 use session_core::{ops, Emitted, SessionError};
 use wasm_bindgen::prelude::*;
@@ -148,61 +148,32 @@ impl Workspace {
     /// entries, matches, difference }`.
     #[wasm_bindgen(js_name = rebuildFromFeed, unchecked_return_type = "Rebuilt")]
     pub fn rebuild_from_feed(&self, session_id: &str) -> Result<JsValue, JsValue> {
-        // Called exactly as `differs_from` calls it (a `String` id, cloned values): one copy of
-        // `from_snapshot` in the bundle, not two.
         let snapshot = |seq| {
             let state = self.store().session_state(session_id);
             Replica::from_snapshot(
-                String::from(session_id),
+                session_id,
                 state.meta.as_ref(),
-                state.entries.values().cloned(),
+                state.entries.into_values(),
                 seq,
             )
         };
-        let mut replica = Replica::new(session_id);
-        let (mut pages, mut applied) = (0, 0);
-        let mut latest_seq;
-        let mut snapshots = Vec::new();
-        let mut stopped = None;
-        let mut after_seq = 0;
-        'pages: loop {
-            let page = self.changes_page(session_id, after_seq)?;
-            pages += 1;
-            latest_seq = page.latest_seq;
-            if page.truncated {
-                replica = snapshot(page.latest_seq);
-                snapshots.push(SnapshotRead {
-                    at_seq: page.latest_seq,
-                    reason: SnapshotReason::Truncated,
-                });
-            }
-            for change in &page.changes {
-                match replica.apply(change) {
-                    Step::Applied => applied += 1,
-                    Step::Duplicate => {}
-                    Step::NeedsSnapshot => {
-                        applied += 1;
-                        replica = snapshot(page.latest_seq);
-                        snapshots.push(SnapshotRead {
-                            at_seq: page.latest_seq,
-                            reason: SnapshotReason::Fork,
-                        });
-                    }
-                    Step::Gap { after_seq } => {
-                        stopped = Some(format!("seq {}: a gap after seq {after_seq}", change.seq));
-                        break 'pages;
-                    }
-                    Step::Rejected(why) => {
-                        stopped = Some(format!("seq {}: {why}", change.seq));
-                        break 'pages;
-                    }
-                }
-            }
-            match page.next_after_seq {
-                Some(next) if next > after_seq => after_seq = next,
-                _ => break,
-            }
-        }
+        let rebuild = replica::rebuild(
+            session_id,
+            |after_seq| self.changes_page(session_id, after_seq),
+            snapshot,
+        )?;
+        let replica::Rebuild { replica, latest_seq, pages, applied, snapshots, stopped } = rebuild;
+        let snapshots = snapshots
+            .into_iter()
+            .map(|s| SnapshotRead {
+                at_seq: s.at_seq,
+                reason: match s.reason {
+                    replica::SnapshotReason::Fork => SnapshotReason::Fork,
+                    replica::SnapshotReason::Truncated => SnapshotReason::Truncated,
+                },
+            })
+            .collect();
+        let stopped = stopped.map(|stop| stop.to_string());
         let difference =
             stopped.or_else(|| replica.differs_from(&self.store().session_state(session_id)));
         // Through a JSON value: the bundle already holds that encoding of every entry (responses
