@@ -14,6 +14,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::events::{
@@ -24,6 +25,7 @@ use crate::record::{add_delta, SessionState};
 use crate::wire::{
     Change, ChangesResponse, CreatedEvent, MessageAddedEvent, MessageDelta, MessageUpdatedEvent,
     MetaUpdatedEvent, Object, SessionEntry, SessionMeta, SessionStatus, StatusChangedEvent,
+    StoreWrite,
 };
 
 /// The session fields a replica knows.
@@ -180,7 +182,7 @@ impl Replica {
                 }
             }
             MESSAGE_DELTA => {
-                let d: MessageDelta = parse(change_type, payload)?;
+                let d = parse_delta(payload).map_err(|e| format!("{change_type}: {e}"))?;
                 match self.entries.get_mut(&d.entry_id) {
                     Some(SessionEntry::Message { message, revision, .. }) => {
                         add_delta(message.content_mut(), &d).map_err(String::from)?;
@@ -279,6 +281,21 @@ impl Replica {
             return None;
         }
         Some(format!("{id}: entries differ ({differ})"))
+    }
+}
+
+/// A `session::message-delta` payload, decoded as the `delta` of a store-protocol `append_delta`
+/// write (`{"type": "append_delta", "delta": payload, "at": 0}`): the wasm bundle already holds
+/// that decoder of a [`MessageDelta`], so the replica adds no second one. The errors are the
+/// same as decoding the payload directly (they come from the `MessageDelta` decoder).
+fn parse_delta(payload: &Value) -> Result<MessageDelta, serde_json::Error> {
+    let mut write = Object::new();
+    write.insert("type".into(), Value::from("append_delta"));
+    write.insert("delta".into(), payload.clone());
+    write.insert("at".into(), Value::from(0));
+    match StoreWrite::deserialize(Value::Object(write))? {
+        StoreWrite::AppendDelta { delta, .. } => Ok(delta),
+        _ => Err(serde::de::Error::custom("not an append_delta write")),
     }
 }
 
@@ -550,5 +567,30 @@ mod tests {
         assert_eq!(rebuilt.stopped, Some(Stop::Rejected { seq: 1, why }));
         assert_eq!(rebuilt.pages, 1);
         assert_eq!(rebuild("s", |_| Err::<ChangesResponse, _>("down"), no_snapshot), Err("down"));
+    }
+
+    /// `parse_delta` decodes and fails exactly as decoding a `MessageDelta` directly.
+    #[test]
+    fn a_delta_decodes_as_a_message_delta_would() {
+        let good = json!({"session_id": "s", "entry_id": "e", "revision": 2, "block_index": 0,
+            "text": "x", "extra": true});
+        let bad = [
+            json!("x"),
+            json!(5),
+            json!(null),
+            json!([]),
+            json!({"session_id": "s"}),
+            json!({"session_id": "s", "entry_id": "e", "revision": -1, "block_index": 0}),
+            json!({"session_id": "s", "entry_id": "e", "revision": 1.5, "block_index": 0}),
+            json!({"session_id": "s", "entry_id": 3, "revision": 1, "block_index": 0}),
+        ];
+        let direct = |v: &Value| MessageDelta::deserialize(v).map_err(|e| e.to_string());
+        let ours = |v: &Value| parse_delta(v).map_err(|e| e.to_string());
+        assert_eq!(ours(&good), direct(&good));
+        assert!(ours(&good).is_ok());
+        for payload in &bad {
+            assert_eq!(ours(payload), direct(payload), "{payload}");
+            assert!(ours(payload).is_err(), "{payload}");
+        }
     }
 }
