@@ -99,6 +99,7 @@ impl<R> Plan<R> {
     /// A change set whose events are known up front records them in the session's feed (a
     /// `Feed` write added last) unless the operation wrote its own; each event then carries the
     /// change (seq) the store gave it.
+    #[inline]
     pub fn execute(self, store: &dyn Store, env: &Env<'_>) -> Result<Outcome<R>> {
         // Everything but the finish is the same for every response type: written once in
         // `apply_known` / `apply_changes` / `attach_changes`, not once per operation.
