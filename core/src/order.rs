@@ -7,11 +7,24 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 /// Sorts `items` by `cmp` exactly as [`slice::sort_by`] does (stable: equal items keep their
-/// order).
-pub fn sort_by<T>(items: &mut Vec<T>, mut cmp: impl FnMut(&T, &T) -> Ordering) {
-    let order = stable_order(items.len(), &mut |a, b| cmp(&items[a], &items[b]));
-    let mut slots: Vec<Option<T>> = items.drain(..).map(Some).collect();
-    items.extend(order.into_iter().filter_map(|i| slots[i].take()));
+/// order), then swaps the items into that order in place.
+pub fn sort_by<T>(items: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
+    let mut order = stable_order(items.len(), &mut |a, b| cmp(&items[a], &items[b]));
+    // Position `i` takes the item at `order[i]`: follow each cycle of the permutation, swapping,
+    // and mark the positions done (`DONE`).
+    const DONE: usize = usize::MAX;
+    for start in 0..order.len() {
+        let mut at = start;
+        while order[at] != DONE {
+            let from = order[at];
+            order[at] = DONE;
+            if from == start {
+                break;
+            }
+            items.swap(at, from);
+            at = from;
+        }
+    }
 }
 
 /// The positions `0..len` sorted stably by `cmp`.
@@ -27,13 +40,18 @@ mod tests {
 
     #[test]
     fn sorts_stably_like_the_standard_sort() {
-        let items: Vec<(u8, u8)> = (0..200u16).map(|i| ((i * 37 % 11) as u8, i as u8)).collect();
-        let (mut ours, mut std) = (items.clone(), items);
-        sort_by(&mut ours, |a, b| a.0.cmp(&b.0));
-        std.sort_by_key(|a| a.0);
-        assert_eq!(ours, std);
-        let mut empty: Vec<u8> = Vec::new();
-        sort_by(&mut empty, u8::cmp);
-        assert!(empty.is_empty());
+        use alloc::format;
+        use alloc::string::String;
+        for len in 0..70u32 {
+            for (step, modulus) in [(37, 11), (1, 1000), (999, 1000), (7, 3), (13, 64)] {
+                // (key, original position as text): equal keys must keep their order.
+                let items: Vec<(u32, String)> =
+                    (0..len).map(|i| (i * step % modulus, format!("{i}"))).collect();
+                let (mut ours, mut std) = (items.clone(), items);
+                sort_by(&mut ours, |a, b| a.0.cmp(&b.0));
+                std.sort_by_key(|a| a.0);
+                assert_eq!(ours, std, "len {len}, step {step}, modulus {modulus}");
+            }
+        }
     }
 }
