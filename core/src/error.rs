@@ -108,6 +108,11 @@ impl SessionError {
     /// A request that failed to decode (wrong types, missing fields, unknown enum values). serde
     /// quotes the offending value, so the detail is cut after [`MAX_DETAIL_BYTES`].
     pub fn bad_request_shape(detail: impl fmt::Display) -> Self {
+        Self::bad_request_shape_of(&detail)
+    }
+
+    /// [`SessionError::bad_request_shape`], written once whatever the detail's type.
+    fn bad_request_shape_of(detail: &dyn fmt::Display) -> Self {
         let mut text = format!("invalid request: {detail}");
         if text.len() > MAX_DETAIL_BYTES {
             let mut end = MAX_DETAIL_BYTES;
