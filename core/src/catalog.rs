@@ -218,9 +218,13 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 fn encode<R: Serialize>(outcome: Outcome<R>) -> Result<Outcome<Value>> {
-    let response = serde_json::to_value(&outcome.response)
-        .map_err(|e| SessionError::storage(format!("response encoding failed: {e}")))?;
+    let response = serde_json::to_value(&outcome.response).map_err(encoding_failed)?;
     Ok(Outcome { response, events: outcome.events })
+}
+
+/// The error of a response that does not encode (written once, not in every operation's arm).
+fn encoding_failed(e: serde_json::Error) -> SessionError {
+    SessionError::storage(format!("response encoding failed: {e}"))
 }
 
 fn host_only<R>(id: &str) -> Result<Outcome<R>> {
