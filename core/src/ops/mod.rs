@@ -102,15 +102,14 @@ impl<R> Plan<R> {
     #[inline]
     pub fn execute(self, store: &dyn Store, env: &Env<'_>) -> Result<Outcome<R>> {
         // Everything but the finish is the same for every response type: written once in
-        // `apply_known` / `apply_changes` / `attach_changes`, not once per operation.
+        // `apply_known` / `apply_unknown` / `attach_changes`, not once per operation.
         match self.finish {
             Finish::Ready(mut outcome) => {
                 apply_known(self.changes, &mut outcome.events, store, env)?;
                 Ok(outcome)
             }
             Finish::AfterApply(finish) => {
-                let mut applied = apply_changes(self.changes.as_ref(), store)?;
-                let recorded = core::mem::take(&mut applied.changes);
+                let (applied, recorded) = apply_unknown(self.changes, store)?;
                 let mut outcome = finish(applied)?;
                 attach_changes(&mut outcome.events, recorded);
                 Ok(outcome)
@@ -138,6 +137,14 @@ fn apply_known(
     let applied = apply_changes(Some(&set), store)?;
     attach_changes(events, applied.changes);
     Ok(())
+}
+
+/// Applies `changes` (if any) whose events depend on what the store reports: what it reported,
+/// and apart the changes it recorded (for the events the finish returns).
+fn apply_unknown(changes: Option<ChangeSet>, store: &dyn Store) -> Result<(Applied, Vec<Change>)> {
+    let mut applied = apply_changes(changes.as_ref(), store)?;
+    let recorded = core::mem::take(&mut applied.changes);
+    Ok((applied, recorded))
 }
 
 /// Applies `changes` (if any) to `store`.
