@@ -124,7 +124,7 @@ impl Replica {
 
     fn apply_payload(&mut self, change_type: &str, payload: &Value) -> Result<Step, String> {
         fn parse<T: DeserializeOwned>(t: &str, v: &Value) -> Result<T, String> {
-            T::deserialize(v).map_err(|e| format!("{t}: {e}"))
+            T::deserialize(v).map_err(|e| malformed(t, e))
         }
         match change_type {
             CREATED => {
@@ -182,7 +182,7 @@ impl Replica {
                 }
             }
             MESSAGE_DELTA => {
-                let d = parse_delta(payload).map_err(|e| format!("{change_type}: {e}"))?;
+                let d = parse_delta(payload).map_err(|e| malformed(change_type, e))?;
                 match self.entries.get_mut(&d.entry_id) {
                     Some(SessionEntry::Message { message, revision, .. }) => {
                         add_delta(message.content_mut(), &d).map_err(String::from)?;
@@ -282,6 +282,12 @@ impl Replica {
         }
         Some(format!("{id}: entries differ ({differ})"))
     }
+}
+
+/// Why a change's payload does not decode: `<type>: <serde's reason>` (written once, not once per
+/// payload type).
+fn malformed(change_type: &str, e: serde_json::Error) -> String {
+    format!("{change_type}: {e}")
 }
 
 /// A `session::message-delta` payload, decoded as the `delta` of a store-protocol `append_delta`
