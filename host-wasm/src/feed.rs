@@ -196,16 +196,14 @@ impl Workspace {
 }
 
 impl Workspace {
-    /// One `session::changes` page after `after_seq`: the function's own decide and execute,
-    /// typed (no JSON round trip, which would cost the bundle a decoder of every payload).
+    /// One `session::changes` page after `after_seq`: the function's own read, typed (no JSON
+    /// round trip, which would cost the bundle a decoder of every payload).
     fn changes_page(&self, session_id: &str, after_seq: u64) -> Result<ChangesResponse, JsValue> {
         let request = ChangesRequest {
             session_id: session_id.into(),
             after_seq: Some(after_seq),
             limit: None,
         };
-        self.with_env(|store, env| ops::changes::decide(store, env, request)?.execute(store, env))
-            .map(|outcome| outcome.response)
-            .map_err(|e| error(&e))
+        self.with_env(|store, env| ops::changes::page(store, env, request)).map_err(|e| error(&e))
     }
 }

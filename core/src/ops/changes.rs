@@ -12,16 +12,22 @@ pub fn decide(
     env: &Env<'_>,
     req: ChangesRequest,
 ) -> Result<Plan<ChangesResponse>> {
+    page(store, env, req).map(Plan::read)
+}
+
+/// The page itself: `session::changes` is a read, so its plan is just this response (what a
+/// host that pages the feed itself, like [`crate::replica::rebuild`]'s callers, calls directly).
+pub fn page(store: &dyn Store, env: &Env<'_>, req: ChangesRequest) -> Result<ChangesResponse> {
     let limit = env.limits.page_size(req.limit);
     let after_seq = req.after_seq.unwrap_or(0);
     let page = store.changes(&req.session_id, after_seq, limit)?;
     let last = page.changes.last().map(|c| c.seq);
     let next_after_seq = last.filter(|&seq| seq < page.latest_seq);
-    Ok(Plan::read(ChangesResponse {
+    Ok(ChangesResponse {
         session_id: req.session_id,
         changes: page.changes,
         latest_seq: page.latest_seq,
         next_after_seq,
         truncated: page.truncated,
-    }))
+    })
 }
