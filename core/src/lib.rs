@@ -54,7 +54,7 @@ pub mod jsonl;
 pub mod limits;
 pub mod mem_store;
 pub mod ops;
-pub mod order;
+mod order;
 pub mod path;
 pub mod record;
 pub mod replica;
