@@ -7,7 +7,9 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 /// Sorts `items` by `cmp` exactly as [`slice::sort_by`] does (stable: equal items keep their
-/// order), then swaps the items into that order in place.
+/// order), then swaps the items into that order in place. Never inlined: one small copy per
+/// element type, not one in every caller.
+#[inline(never)]
 pub fn sort_by<T>(items: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
     let mut order = stable_order(items.len(), &mut |a, b| cmp(&items[a], &items[b]));
     // Position `i` takes the item at `order[i]`: follow each cycle of the permutation, swapping,
