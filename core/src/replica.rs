@@ -108,10 +108,18 @@ impl Replica {
 
     /// Applies one change of this session, in seq order.
     pub fn apply(&mut self, change: &Change) -> Step {
+        self.apply_range(change.seq, change)
+    }
+
+    /// Applies a change that covers `first_seq..=change.seq`: a coalesced `session::changed`
+    /// delivery (`coalesce_ms`: consecutive deltas of one block, their text joined), or with
+    /// `first_seq == change.seq` any single change. One that starts inside what is applied
+    /// already is a gap: read the single changes after `applied_seq` (then it is a duplicate).
+    pub fn apply_range(&mut self, first_seq: u64, change: &Change) -> Step {
         if change.seq <= self.applied_seq {
             return Step::Duplicate;
         }
-        if change.seq != self.applied_seq + 1 {
+        if first_seq != self.applied_seq + 1 || first_seq > change.seq {
             return Step::Gap { after_seq: self.applied_seq };
         }
         let step = match self.apply_payload(&change.change_type, &change.payload) {
@@ -424,6 +432,67 @@ pub fn rebuild<E>(
 mod tests {
     use alloc::string::ToString;
     use serde_json::json;
+
+    /// A coalesced delivery (deltas merged by `feed::merge_delta`) applies like its single
+    /// changes; one overlapping what is applied is a gap, one past it a duplicate.
+    #[test]
+    fn a_coalesced_delivery_applies_like_its_changes() {
+        let (clock, ids) = (ManualClock::new(), SeqIds::new());
+        let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+        let store = MemStore::new();
+        let call = |id: &str, req: Value| {
+            catalog::dispatch(&store, &env, id, req).expect("in catalog").expect(id)
+        };
+        call("session::ensure", json!({"session_id": "s"}));
+        let msg = json!({"role": "assistant", "content": [{"type": "text", "text": ""}],
+            "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+        call("session::append", json!({"session_id": "s", "entry_id": "e", "message": msg}));
+        let mut merged: Option<crate::wire::ChangedEvent> = None;
+        for text in ["He", "ll", "o"] {
+            let out = call(
+                "session::append-delta",
+                json!({"session_id": "s", "entry_id": "e", "text": text}),
+            );
+            let event = out.events[0].changed_event().expect("a change");
+            match &mut merged {
+                None => merged = Some(event),
+                Some(m) => assert!(crate::feed::merge_delta(m, &event)),
+            }
+        }
+        let merged = merged.expect("merged");
+        assert_eq!((merged.first_seq, merged.seq), (Some(3), 5));
+        let as_change = |e: &crate::wire::ChangedEvent| Change {
+            seq: e.seq,
+            change_type: e.change_type.clone(),
+            payload: e.payload.clone(),
+            timestamp: e.timestamp,
+        };
+        let page = ops::changes::decide(
+            &store,
+            &env,
+            ChangesRequest { session_id: "s".into(), after_seq: None, limit: None },
+        )
+        .and_then(|p| p.execute(&store, &env))
+        .expect("page")
+        .response;
+        let mut replica = Replica::new("s");
+        assert_eq!(replica.apply(&page.changes[0]), Step::Applied);
+        assert_eq!(replica.apply_range(3, &as_change(&merged)), Step::Gap { after_seq: 1 });
+        assert_eq!(replica.apply(&page.changes[1]), Step::Applied);
+        assert_eq!(replica.apply_range(3, &as_change(&merged)), Step::Applied);
+        assert_eq!(replica.applied_seq, 5);
+        assert_eq!(replica.apply_range(3, &as_change(&merged)), Step::Duplicate);
+        assert_eq!(replica.differs_from(&store.session_state("s")), None);
+        let mut overlapping = Replica::new("s");
+        for change in &page.changes[..3] {
+            assert_eq!(overlapping.apply(change), Step::Applied);
+        }
+        assert_eq!(
+            overlapping.apply_range(3, &as_change(&merged)),
+            Step::Gap { after_seq: 3 },
+            "starts inside what is applied"
+        );
+    }
 
     use super::*;
     use crate::store::Store;

@@ -59,6 +59,9 @@ struct Args {
     /// Exit once this seq is applied (default: run until killed).
     #[arg(long)]
     exit_at_seq: Option<u64>,
+    /// Bind with `coalesce_ms`: streaming deltas arrive merged, at most this often.
+    #[arg(long)]
+    coalesce_ms: Option<u64>,
 }
 
 /// Timeout of one call; reads are retried (an engine call can go unanswered).
@@ -90,17 +93,18 @@ impl Follower {
         last
     }
 
-    /// Offers one change (delivered or read): applies it in seq order, drops a duplicate, fills a
-    /// gap first.
-    async fn offer(&mut self, change: &Change) {
-        match self.replica.apply(change) {
+    /// Offers one delivery covering `first_seq..=change.seq` (one change, or a run of deltas a
+    /// `coalesce_ms` binding merged): applies it in seq order, drops a duplicate, fills a gap
+    /// first.
+    async fn offer_range(&mut self, first_seq: u64, change: &Change) {
+        match self.replica.apply_range(first_seq, change) {
             Step::Applied => self.print(change),
             Step::Duplicate => {}
             Step::Gap { after_seq } => {
                 eprintln!("gap: seq {} delivered after {after_seq}: catching up", change.seq);
                 if self.catch_up().await.is_ok() {
                     // Normally read by now (a duplicate); applied when the page ended before it.
-                    Box::pin(self.offer(change)).await;
+                    Box::pin(self.offer_range(first_seq, change)).await;
                 }
             }
             Step::NeedsSnapshot => {
@@ -251,7 +255,10 @@ async fn main() {
         .register_trigger(RegisterTriggerInput {
             trigger_type: CHANGED.into(),
             function_id,
-            config: json!({"session_id": args.session}),
+            config: match args.coalesce_ms {
+                Some(ms) => json!({"session_id": args.session, "coalesce_ms": ms}),
+                None => json!({"session_id": args.session}),
+            },
             metadata: None,
             namespace: None,
             trigger_namespace: None,
@@ -282,13 +289,14 @@ async fn main() {
         match tokio::time::timeout(quiet, rx.recv()).await {
             Ok(Some(payload)) => match serde_json::from_value::<ChangedEvent>(payload) {
                 Ok(event) if event.session_id == args.session => {
+                    let first_seq = event.first_seq.unwrap_or(event.seq);
                     let change = Change {
                         seq: event.seq,
                         change_type: event.change_type,
                         payload: event.payload,
                         timestamp: event.timestamp,
                     };
-                    follower.offer(&change).await;
+                    follower.offer_range(first_seq, &change).await;
                 }
                 Ok(event) => eprintln!("delivery of another session {}", event.session_id),
                 Err(e) => eprintln!("not a session::changed delivery: {e}"),
