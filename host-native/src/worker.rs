@@ -176,6 +176,18 @@ pub fn with_telemetry(mut options: InitOptions) -> InitOptions {
     options
 }
 
+/// A client connection named `name` with the worker's telemetry setting (the load tools' own
+/// connections: their floor then pays what the worker pays).
+pub fn client_connection(url: &str, name: &str) -> iii_sdk::IIIClient {
+    let meta = iii_sdk::runtime::WorkerMetadata { name: name.into(), ..Default::default() };
+    let options = InitOptions {
+        metadata: Some(meta),
+        identity: iii_sdk::WorkerIdentityMode::Explicit,
+        ..Default::default()
+    };
+    iii_sdk::register_worker(url, with_telemetry(options))
+}
+
 /// The store part of a call: decide, apply, encode.
 fn run(
     store: &dyn Store,

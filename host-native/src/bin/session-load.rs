@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 
 use iii_sdk::protocol::TriggerRequest;
-use iii_sdk::{register_worker, Error, IIIClient, InitOptions, RegisterFunction};
+use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
 
 impl Args {
@@ -251,16 +251,9 @@ fn pct(sorted: &[u64], p: f64) -> f64 {
     sorted[idx] as f64 / 1000.0
 }
 
-/// A connection with the worker's telemetry setting (OpenTelemetry off unless `OTEL_ENABLED`), so
-/// the floor pays what the worker pays.
+/// A connection with the worker's telemetry setting.
 fn connect(url: &str, name: &str) -> IIIClient {
-    let meta = iii_sdk::runtime::WorkerMetadata { name: name.into(), ..Default::default() };
-    let options = InitOptions {
-        metadata: Some(meta),
-        identity: iii_sdk::WorkerIdentityMode::Explicit,
-        ..Default::default()
-    };
-    register_worker(url, session_manager::worker::with_telemetry(options))
+    session_manager::worker::client_connection(url, name)
 }
 
 /// Sorted latencies (µs) of `n` sequential write + fdatasync of a record-sized line in `dir`.

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use iii_sdk::protocol::TriggerRequest;
-use iii_sdk::{register_worker, Error, IIIClient, InitOptions, RegisterFunction};
+use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
 
 #[derive(Debug, Parser)]
@@ -169,15 +169,9 @@ fn start(args: &Args) -> Procs {
     Procs { dir, engine, worker, url, keep: args.keep }
 }
 
-/// A connection with the worker's telemetry setting, like `session-load`'s.
+/// A connection with the worker's telemetry setting.
 fn connect(url: &str, name: &str) -> IIIClient {
-    let meta = iii_sdk::runtime::WorkerMetadata { name: name.into(), ..Default::default() };
-    let options = InitOptions {
-        metadata: Some(meta),
-        identity: iii_sdk::WorkerIdentityMode::Explicit,
-        ..Default::default()
-    };
-    register_worker(url, session_manager::worker::with_telemetry(options))
+    session_manager::worker::client_connection(url, name)
 }
 
 /// One call, bounded twice: the engine's `timeout_ms` and a local timer a second later.
