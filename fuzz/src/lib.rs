@@ -14,8 +14,12 @@ use session_core::{Clock as _, IdGen as _, SeqIds, SessionError, Store as _, Wri
 pub const SESSION: &str = "s1";
 
 /// Small list limits and attachments, so paging and the size check are reached quickly.
-const FIXTURE_LIMITS: Limits =
-    Limits { default_list_limit: 3, max_list_limit: 5, max_attachment_bytes: 64 };
+const FIXTURE_LIMITS: Limits = Limits {
+    default_list_limit: 3,
+    max_list_limit: 5,
+    max_attachment_bytes: 64,
+    feed_retention: 4,
+};
 
 /// How many ids of each kind a `SeqIds` has handed out.
 #[derive(Debug, Clone, Copy)]
@@ -95,7 +99,12 @@ impl Fixture {
     /// a sibling branch e_005 under e_001, an attachment a_001 referenced by e_006 (under e_005) and
     /// parked in the draft, the leaf moved back to e_004; `s_001`: a fork of `s1` at e_002.
     pub fn build() -> Self {
-        let limits = Limits { default_list_limit: 3, max_list_limit: 5, max_attachment_bytes: 64 };
+        let limits = Limits {
+            default_list_limit: 3,
+            max_list_limit: 5,
+            max_attachment_bytes: 64,
+            feed_retention: 4,
+        };
         let f = Fixture {
             store: MemStore::new(),
             clock: ManualClock::new(),
