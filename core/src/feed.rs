@@ -29,6 +29,9 @@ pub enum PendingChange {
     /// The `session::message-added` of this change set's `CommitAppend`, when it commits (an
     /// idempotent replay records nothing).
     CommittedAppend,
+    /// The `session::message-delta` of this change set's `AppendDelta` (its payload is the
+    /// delta's).
+    AppliedDelta,
 }
 
 impl PendingChange {

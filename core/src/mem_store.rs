@@ -149,8 +149,7 @@ impl Store for MemStore {
         self.write(|inner| {
             let sid = &changes.session_id;
             let current = inner.sessions.get(sid).cloned().unwrap_or_default();
-            let (next, planned) = plan_session_writes(&current, &changes.writes)?;
-            let mut applied = planned.applied();
+            let (next, _log, mut applied) = plan_session_writes(&current, &changes.writes)?;
             let mut attachments = inner.attachments.get(sid).cloned().unwrap_or_default();
             for write in &changes.writes {
                 match write {

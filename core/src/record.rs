@@ -37,7 +37,7 @@ pub enum Record {
     Change { change: LoggedChange },
     /// Text an `append-delta` added to one content block, with the entry's new revision and the
     /// session's new `updated_at`. An extension: v1.0.32 skips it and would lose the text, so a
-    /// data_dir goes back to v1.0.32 through `session-manager compact --seed` (snapshots hold
+    /// data_dir goes back to v1.0.32 through `session-manager export --snapshot` (snapshots hold
     /// whole entries).
     Delta { delta: MessageDelta, at: i64 },
 }
@@ -123,7 +123,8 @@ pub fn add_delta(
     Ok(())
 }
 
-/// Equal when they serve the same: `last_append` is replay bookkeeping, not state.
+/// Equal when they serve the same: `last_append` and `last_delta` are replay bookkeeping, not
+/// state.
 impl PartialEq for SessionState {
     fn eq(&self, other: &Self) -> bool {
         self.meta == other.meta

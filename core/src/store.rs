@@ -119,26 +119,6 @@ pub trait Store {
     }
 }
 
-/// What planning a change set against a session's state yields besides the new state.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Planned {
-    pub log: LogChange,
-    pub commit: Option<CommitOutcome>,
-    /// What the change set's `Feed` write recorded.
-    pub changes: Vec<Change>,
-}
-
-impl Planned {
-    /// What the store reports back for it (attachment results are the backend's).
-    pub fn applied(&self) -> Applied {
-        Applied {
-            commit: self.commit.clone(),
-            attachments_deleted: Vec::new(),
-            changes: self.changes.clone(),
-        }
-    }
-}
-
 /// How a change set alters a session's log.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogChange {
@@ -150,29 +130,32 @@ pub enum LogChange {
     Rewrite,
 }
 
-/// The session-log part of applying a change set: the new state, the log change and the commit
-/// outcome. Attachment writes are left to the backend. Pure: `state` is not modified.
+/// The session-log part of applying a change set: the new state, the log change and what the
+/// store reports back (the commit outcome and the recorded feed changes; attachment results are
+/// left to the backend, as are attachment writes). Pure: `state` is not modified.
 pub fn plan_session_writes(
     state: &SessionState,
     writes: &[Write],
-) -> Result<(SessionState, Planned), StoreError> {
+) -> Result<(SessionState, LogChange, Applied), StoreError> {
     let mut next = state.clone();
-    let planned = plan_session_writes_in_place(&mut next, writes)?;
-    Ok((next, planned))
+    let (log, applied) = plan_session_writes_in_place(&mut next, writes)?;
+    Ok((next, log, applied))
 }
 
 /// [`plan_session_writes`] without the copy: turns `state` into the new state and returns the log
-/// change and the commit outcome. On `Err`, `state` may be partly changed and must be discarded
+/// change and what the store reports back. On `Err`, `state` may be partly changed and must be discarded
 /// (a backend whose cache is only a copy of its disk reloads it). For large sessions this avoids
 /// cloning every entry on every write.
 pub fn plan_session_writes_in_place(
     next: &mut SessionState,
     writes: &[Write],
-) -> Result<Planned, StoreError> {
+) -> Result<(LogChange, Applied), StoreError> {
     let mut records = Vec::new();
     let mut rewrite = false;
     let mut commit: Option<CommitOutcome> = None;
     let mut changes = Vec::new();
+    // Whether this change set applied an `AppendDelta` (what `AppliedDelta` records).
+    let mut delta_in_set = false;
     for write in writes {
         if let Write::Feed { timestamp, retention, changes: pending } = write {
             for pending in pending {
@@ -180,9 +163,17 @@ pub fn plan_session_writes_in_place(
                 // `delta` of a delta's) is rebuilt from that record on replay.
                 let (change_type, payload, derived) = match pending {
                     PendingChange::Known { change_type, payload } => {
-                        let derived = change_type == crate::feed::MESSAGE_DELTA
-                            && next.derived_payload(change_type).as_ref() == Some(payload);
-                        (change_type.clone(), payload.clone(), derived)
+                        (change_type.clone(), payload.clone(), false)
+                    }
+                    PendingChange::AppliedDelta => {
+                        let change_type = crate::feed::MESSAGE_DELTA;
+                        let payload = delta_in_set.then(|| next.derived_payload(change_type));
+                        let Some(Some(payload)) = payload else {
+                            return Err(StoreError::rejected(
+                                "feed: a delta's change without its append_delta write",
+                            ));
+                        };
+                        (change_type.into(), payload, true)
                     }
                     PendingChange::CommittedAppend => match &commit {
                         Some(c) if c.committed => {
@@ -235,6 +226,7 @@ pub fn plan_session_writes_in_place(
             }
             Write::AppendDelta { delta, at } => {
                 next.apply_delta(delta, *at)?;
+                delta_in_set = true;
                 records.push(Record::Delta { delta: delta.clone(), at: *at });
                 None
             }
@@ -259,5 +251,5 @@ pub fn plan_session_writes_in_place(
     } else {
         LogChange::Append(records)
     };
-    Ok(Planned { log, commit, changes })
+    Ok((log, Applied { commit, attachments_deleted: Vec::new(), changes }))
 }

@@ -243,8 +243,8 @@ fn derived_change_payloads_replay_to_the_same_feed() {
         crate::Write::CommitAppend { entry: state.entries["e1"].clone(), parent_explicit: false },
         env.feed_write(alloc::vec![crate::feed::PendingChange::CommittedAppend]),
     ];
-    let result = crate::store::plan_session_writes_in_place(&mut planned, &writes).expect("plan");
-    let crate::store::LogChange::Append(records) = result.log else { panic!("an append") };
+    let (log, _) = crate::store::plan_session_writes_in_place(&mut planned, &writes).expect("plan");
+    let crate::store::LogChange::Append(records) = log else { panic!("an append") };
     let payloadless = records
         .iter()
         .filter(|r| matches!(r, Record::Change { change } if change.payload.is_none()))

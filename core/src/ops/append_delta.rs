@@ -2,7 +2,6 @@
 //! block in O(delta) — one small log record and one compact `session::message-delta` change — while
 //! seed subscribers still get the full `session::message-updated`.
 
-use alloc::format;
 use alloc::vec;
 
 use super::update_message::{open_message, Opened};
@@ -10,7 +9,7 @@ use super::Plan;
 use crate::env::Env;
 use crate::error::{Result, SessionError};
 use crate::events::{Emitted, SessionEvent};
-use crate::feed::{PendingChange, MESSAGE_DELTA};
+use crate::feed::PendingChange;
 use crate::record::{add_delta, delta_block_index};
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::{
@@ -61,11 +60,9 @@ pub fn decide(
         origin: req.origin,
         timestamp: now,
     });
-    let payload = serde_json::to_value(&delta)
-        .map_err(|e| SessionError::storage(format!("delta encoding failed: {e}")))?;
     let response = AppendDeltaResponse { updated: true, revision: delta.revision };
-    let changes = ChangeSet::new(sid).with(Write::AppendDelta { delta, at: now }).with(
-        env.feed_write(vec![PendingChange::Known { change_type: MESSAGE_DELTA.into(), payload }]),
-    );
+    let changes = ChangeSet::new(sid)
+        .with(Write::AppendDelta { delta, at: now })
+        .with(env.feed_write(vec![PendingChange::AppliedDelta]));
     Ok(Plan::write(changes, response, vec![Emitted::new(event, &meta)]))
 }

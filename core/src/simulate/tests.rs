@@ -48,8 +48,8 @@ impl Store for LoggedStore {
     }
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
         let state = self.mem.session_state(&changes.session_id);
-        let (next, planned) = plan_session_writes(&state, &changes.writes)?;
-        match planned.log {
+        let (next, log, _) = plan_session_writes(&state, &changes.writes)?;
+        match log {
             LogChange::None => {}
             LogChange::Append(records) => self.log.borrow_mut().extend(encode_records(&records)),
             LogChange::Rewrite => *self.log.borrow_mut() = encode_snapshot(&next),

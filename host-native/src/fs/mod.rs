@@ -262,14 +262,14 @@ impl FsStore {
         let ctx = self.ctx();
         let durable = ctx.sync != SyncMode::Never;
         let loaded = slot.as_mut().ok_or_else(not_loaded)?;
-        let planned = match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
-            Ok(planned) => planned,
-            Err(e) => {
-                *slot = None; // partly planned: replay the disk on next touch
-                return Err(e);
-            }
-        };
-        let log = &planned.log;
+        let (log, mut applied) =
+            match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
+                Ok(planned) => planned,
+                Err(e) => {
+                    *slot = None; // partly planned: replay the disk on next touch
+                    return Err(e);
+                }
+            };
         let next_is_empty = !loaded.state.holds_session();
         let writes = &changes.writes;
         let has_attachment_deletes = writes
@@ -277,7 +277,7 @@ impl FsStore {
             .any(|w| matches!(w, Write::DeleteAttachment(_) | Write::DeleteAttachments));
         let delete_all = writes.iter().any(|w| matches!(w, Write::DeleteAttachments));
         // A session delete moves the attachment folder to the trash before the commit point.
-        let trashing = delete_all && next_is_empty && *log == LogChange::Rewrite;
+        let trashing = delete_all && next_is_empty && log == LogChange::Rewrite;
         let puts = writes.iter().any(|w| matches!(w, Write::PutAttachment { .. }));
 
         // Before the commit point: puts (when nothing is deleted) and the trash of a session delete.
@@ -301,7 +301,7 @@ impl FsStore {
         };
 
         // The commit point.
-        let result = match log {
+        let result = match &log {
             LogChange::None => Ok(()),
             LogChange::Append(records) => loaded.append(&ctx, sid, records),
             LogChange::Rewrite => loaded.rewrite(&ctx, sid),
@@ -322,12 +322,11 @@ impl FsStore {
             }
             return Err(e);
         }
-        if *log != LogChange::None {
+        if log != LogChange::None {
             self.catalog.on_write(sid, loaded.state.meta.as_ref());
         }
 
         // After the commit point: attachment deletes (and the puts of a change set that has some).
-        let mut applied = planned.applied();
         if let Some(trash) = trashed {
             // Committed: the session is gone. A trash left behind is removed on the next open.
             if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash) {
