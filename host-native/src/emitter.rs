@@ -97,9 +97,12 @@ impl Emitter {
         for emitted in events {
             let (deliveries, bridges) = self.snapshot(emitted, feed);
             for (sub, payload) in deliveries {
-                match (sub.filter.coalesce_ms, emitted.changed_event()) {
-                    (Some(ms), Some(event)) => self.coalesce(sub, event, ms).await,
-                    _ => self.sink.deliver(delivery(sub, payload)).await,
+                // Only a coalescing `session::changed` binding needs the typed change.
+                let coalesced =
+                    sub.filter.coalesce_ms.and_then(|ms| Some((ms, emitted.changed_event()?)));
+                match coalesced {
+                    Some((ms, event)) => self.coalesce(sub, event, ms).await,
+                    None => self.sink.deliver(delivery(sub, payload)).await,
                 }
             }
             if !bridges.is_empty() {

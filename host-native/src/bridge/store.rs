@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
 use session_core::wire::{
-    ApplyRequest, ApplyResponse, AttachmentMeta, FeedPage, SessionEntry, SessionMeta,
-    StoreChangesRequest,
+    ApplyRequest, AttachmentMeta, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
 };
 use session_core::{Applied, ChangeSet, ErrorCode, Store, StoreError, Write};
 
@@ -72,11 +71,28 @@ impl BridgeStore {
 
     /// One protocol call, typed by its [`StoreCall`] definition (the one the main serves).
     fn call<C: StoreCall>(&self, request: Req<C>) -> Result<Resp<C>, StoreError> {
+        let reply = self.send::<C>(request)?.map_err(|e| failed(C::ID, e))?;
+        decode::<C>(reply)
+    }
+
+    /// [`Self::call`] of an extension a seed main may not serve: `None` when the engine says
+    /// nobody registered it.
+    fn call_if_served<C: StoreCall>(&self, request: Req<C>) -> Result<Option<Resp<C>>, StoreError> {
+        match self.send::<C>(request)? {
+            Ok(reply) => decode::<C>(reply).map(Some),
+            Err(TransportError::Remote { code, .. }) if code == FUNCTION_NOT_FOUND => Ok(None),
+            Err(e) => Err(failed(C::ID, e)),
+        }
+    }
+
+    /// The request encoded and sent; the transport's answer as it came.
+    fn send<C: StoreCall>(
+        &self,
+        request: Req<C>,
+    ) -> Result<Result<serde_json::Value, TransportError>, StoreError> {
         let payload = serde_json::to_value(request)
             .map_err(|e| StoreError::Internal(format!("{}: unencodable request: {e}", C::ID)))?;
-        let reply = self.transport.call(C::ID, payload).map_err(|e| failed(C::ID, e))?;
-        serde_json::from_value(reply)
-            .map_err(|e| unusable(C::ID, format!("undecodable reply: {e}")))
+        Ok(self.transport.call(C::ID, payload))
     }
 
     /// A write answering `{ok: true}`.
@@ -144,20 +160,10 @@ impl BridgeStore {
 
     /// The change set as one `session::store::apply`; `None` when the main does not serve it.
     fn apply_at_once(&self, changes: &ChangeSet) -> Result<Option<Applied>, StoreError> {
-        let payload = serde_json::to_value(ApplyRequest::new(changes)).map_err(|e| {
-            StoreError::Internal(format!("{}: unencodable request: {e}", Apply::ID))
-        })?;
-        let missing = match self.transport.call(Apply::ID, payload) {
-            Ok(reply) => {
-                let response: ApplyResponse = serde_json::from_value(reply)
-                    .map_err(|e| unusable(Apply::ID, format!("undecodable reply: {e}")))?;
-                return Ok(Some(response.into()));
-            }
-            Err(TransportError::Remote { code, .. }) if code == FUNCTION_NOT_FOUND => {
-                Instant::now()
-            }
-            Err(e) => return Err(failed(Apply::ID, e)),
-        };
+        if let Some(response) = self.call_if_served::<Apply>(ApplyRequest::new(changes))? {
+            return Ok(Some(response.into()));
+        }
+        let missing = Instant::now();
         tracing::info!(
             "bridge: the main does not serve {}; multi-write change sets go one call per write",
             Apply::ID
@@ -165,6 +171,11 @@ impl BridgeStore {
         *self.apply_missing_since.lock().unwrap_or_else(|p| p.into_inner()) = Some(missing);
         Ok(None)
     }
+}
+
+/// The main's reply to `C`, decoded.
+fn decode<C: StoreCall>(reply: serde_json::Value) -> Result<Resp<C>, StoreError> {
+    serde_json::from_value(reply).map_err(|e| unusable(C::ID, format!("undecodable reply: {e}")))
 }
 
 /// The engine's code for a call of a function nobody registered.
@@ -242,20 +253,12 @@ impl Store for BridgeStore {
         limit: usize,
     ) -> Result<FeedPage, StoreError> {
         let request = StoreChangesRequest { session_id: session_id.into(), after_seq, limit };
-        let payload = serde_json::to_value(request).map_err(|e| {
-            StoreError::Internal(format!("{}: unencodable request: {e}", Changes::ID))
-        })?;
-        match self.transport.call(Changes::ID, payload) {
-            Ok(reply) => serde_json::from_value(reply)
-                .map_err(|e| unusable(Changes::ID, format!("undecodable reply: {e}"))),
-            Err(TransportError::Remote { code, .. }) if code == FUNCTION_NOT_FOUND => {
-                Err(StoreError::Unsupported(format!(
-                    "the bridge's main does not serve {} (a seed main keeps no change feed)",
-                    Changes::ID
-                )))
-            }
-            Err(e) => Err(failed(Changes::ID, e)),
-        }
+        self.call_if_served::<Changes>(request)?.ok_or_else(|| {
+            StoreError::Unsupported(format!(
+                "the bridge's main does not serve {} (a seed main keeps no change feed)",
+                Changes::ID
+            ))
+        })
     }
 
     /// Several writes: one atomic `session::store::apply` when the main serves it; otherwise (and
