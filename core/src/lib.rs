@@ -76,4 +76,6 @@ pub use store::{Applied, ChangeSet, Store, Write};
 #[cfg(test)]
 mod fuzz_regressions;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

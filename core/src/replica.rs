@@ -437,15 +437,11 @@ mod tests {
     /// changes; one overlapping what is applied is a gap, one past it a duplicate.
     #[test]
     fn a_coalesced_delivery_applies_like_its_changes() {
-        let (clock, ids) = (ManualClock::new(), SeqIds::new());
-        let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
-        let store = MemStore::new();
-        let call = |id: &str, req: Value| {
-            catalog::dispatch(&store, &env, id, req).expect("in catalog").expect(id)
-        };
+        let host = TestHost::new();
+        let (store, env) = (&host.store, host.env());
+        let call = |id: &str, req: Value| host.call(id, req);
         call("session::ensure", json!({"session_id": "s"}));
-        let msg = json!({"role": "assistant", "content": [{"type": "text", "text": ""}],
-            "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+        let msg = assistant("");
         call("session::append", json!({"session_id": "s", "entry_id": "e", "message": msg}));
         let mut merged: Option<crate::wire::ChangedEvent> = None;
         for text in ["He", "ll", "o"] {
@@ -468,11 +464,11 @@ mod tests {
             timestamp: e.timestamp,
         };
         let page = ops::changes::decide(
-            &store,
+            store,
             &env,
             ChangesRequest { session_id: "s".into(), after_seq: None, limit: None },
         )
-        .and_then(|p| p.execute(&store, &env))
+        .and_then(|p| p.execute(store, &env))
         .expect("page")
         .response;
         let mut replica = Replica::new("s");
@@ -496,6 +492,7 @@ mod tests {
 
     use super::*;
     use crate::store::Store;
+    use crate::test_support::{assistant, TestHost};
     use crate::wire::ChangesRequest;
     use crate::{catalog, ops, Env, Limits, ManualClock, MemStore, SeqIds, SessionError};
 
@@ -532,8 +529,7 @@ mod tests {
             catalog::dispatch(store, env, id, req).expect("in catalog").expect(id);
         };
         call("session::ensure", json!({"session_id": "s", "metadata": {"owner": "u"}}));
-        let msg = json!({"role": "assistant", "content": [{"type": "text", "text": "a"}],
-            "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+        let msg = assistant("a");
         call("session::append", json!({"session_id": "s", "entry_id": "e1", "message": msg}));
         call("session::append-delta", json!({"session_id": "s", "entry_id": "e1", "text": "b"}));
         call("session::set-status", json!({"session_id": "s", "status": "working"}));

@@ -7,6 +7,7 @@ use crate::catalog;
 use crate::error::{ErrorCode, SessionError, StoreError};
 use crate::record::{Record, SessionState};
 use crate::store::{Applied, ChangeSet, Store};
+use crate::test_support::{assistant, TestHost};
 use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 use crate::{Env, Limits, ManualClock, MemStore, SeqIds};
 
@@ -123,12 +124,9 @@ fn legacy_three_line_append_commits_on_meta() {
 /// `append-delta` records the compact delta, and a deleted then re-created id keeps counting.
 #[test]
 fn feed_seqs_follow_the_events() {
-    let (clock, ids) = (ManualClock::new(), SeqIds::new());
-    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
-    let store = MemStore::new();
-    let call = |id: &str, req: serde_json::Value| {
-        catalog::dispatch(&store, &env, id, req).expect("in catalog").expect(id)
-    };
+    let host = TestHost::new();
+    let (store, env) = (&host.store, host.env());
+    let call = |id: &str, req: serde_json::Value| host.call(id, req);
     let seqs = |outcome: &crate::Outcome<serde_json::Value>| {
         outcome
             .events
@@ -138,8 +136,7 @@ fn feed_seqs_follow_the_events() {
     };
     let created = call("session::ensure", json!({"session_id": "s"}));
     assert_eq!(seqs(&created), [Some(1)]);
-    let msg = json!({"role": "assistant", "content": [{"type": "text", "text": "He"}],
-        "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+    let msg = assistant("He");
     let append = json!({"session_id": "s", "entry_id": "e1", "message": msg});
     assert_eq!(seqs(&call("session::append", append.clone())), [Some(2)]);
     assert!(call("session::append", append).events.is_empty(), "a replay fires nothing");
@@ -175,7 +172,7 @@ fn feed_seqs_follow_the_events() {
         call("session::changes", json!({"session_id": "s", "after_seq": 4, "limit": 1})).response;
     assert_eq!(page["next_after_seq"], 5);
     let bad = catalog::dispatch(
-        &store,
+        store,
         &env,
         "session::append-delta",
         json!({"session_id": "s", "entry_id": "e1", "text": "a", "thinking": "b"}),
@@ -188,15 +185,11 @@ fn feed_seqs_follow_the_events() {
 #[test]
 fn a_replica_rebuilt_from_the_feed_agrees_with_the_store() {
     use crate::replica::{Replica, Step};
-    let (clock, ids) = (ManualClock::new(), SeqIds::new());
-    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
-    let store = MemStore::new();
-    let call = |id: &str, req: serde_json::Value| {
-        catalog::dispatch(&store, &env, id, req).expect("in catalog").expect(id).response
-    };
+    let host = TestHost::new();
+    let store = &host.store;
+    let call = |id: &str, req: serde_json::Value| host.call(id, req).response;
     call("session::ensure", json!({"session_id": "s", "metadata": {"owner": "u"}}));
-    let msg = json!({"role": "assistant", "content": [{"type": "text", "text": "a"}],
-        "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+    let msg = assistant("a");
     call("session::append", json!({"session_id": "s", "entry_id": "e1", "message": msg}));
     call("session::append-delta", json!({"session_id": "s", "entry_id": "e1", "text": "b"}));
     call("session::set-status", json!({"session_id": "s", "status": "working"}));
@@ -224,15 +217,11 @@ fn a_replica_rebuilt_from_the_feed_agrees_with_the_store() {
 /// `live_sync.feature`, "a delta of another kind …", reads the feed after a restart).
 #[test]
 fn derived_change_payloads_replay_to_the_same_feed() {
-    let (clock, ids) = (ManualClock::new(), SeqIds::new());
-    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
-    let store = MemStore::new();
-    let call = |id: &str, req: serde_json::Value| {
-        catalog::dispatch(&store, &env, id, req).expect("in catalog").expect(id)
-    };
+    let host = TestHost::new();
+    let (store, env) = (&host.store, host.env());
+    let call = |id: &str, req: serde_json::Value| host.call(id, req);
     call("session::ensure", json!({"session_id": "s"}));
-    let msg = json!({"role": "assistant", "content": [{"type": "text", "text": "a"}],
-        "stop_reason": "end", "model": "m", "provider": "p", "timestamp": 0});
+    let msg = assistant("a");
     call("session::append", json!({"session_id": "s", "entry_id": "e1", "message": msg}));
     call("session::append-delta", json!({"session_id": "s", "entry_id": "e1", "text": "bc"}));
     let state = store.session_state("s");

@@ -10,6 +10,7 @@ use super::steps;
 use crate::error::StoreError;
 use crate::jsonl::{encode_records, encode_snapshot};
 use crate::store::{plan_session_writes, Applied, ChangeSet, LogChange, Store};
+use crate::test_support::assistant;
 use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 use crate::{catalog, Env, Limits, ManualClock, MemStore, SeqIds};
 
@@ -62,11 +63,6 @@ fn call(store: &dyn Store, clock: &ManualClock, ids: &SeqIds, id: &str, req: Val
     let env = Env { clock, ids, limits: Limits::default() };
     let outcome = catalog::dispatch(store, &env, id, req).expect("in catalog");
     outcome.unwrap_or_else(|e| panic!("{id}: {e}")).response
-}
-
-fn assistant(text: &str) -> Value {
-    json!({ "role": "assistant", "content": [{ "type": "text", "text": text }], "stop_reason": "end",
-            "model": "m", "provider": "p", "timestamp": 0 })
 }
 
 #[test]
