@@ -492,7 +492,7 @@ mod tests {
 
     use super::*;
     use crate::store::Store;
-    use crate::test_support::{assistant, TestHost};
+    use crate::test_support::{assistant, busy_session, TestHost};
     use crate::wire::ChangesRequest;
     use crate::{catalog, ops, Env, Limits, ManualClock, MemStore, SeqIds, SessionError};
 
@@ -522,18 +522,6 @@ mod tests {
         assert_eq!(reads[0], 0, "from the feed's start");
         assert_eq!(rebuilt.replica.differs_from(&store.session_state(sid)), None, "{rebuilt:?}");
         rebuilt
-    }
-
-    fn busy_session(store: &MemStore, env: &Env<'_>) {
-        let call = |id: &str, req: Value| {
-            catalog::dispatch(store, env, id, req).expect("in catalog").expect(id);
-        };
-        call("session::ensure", json!({"session_id": "s", "metadata": {"owner": "u"}}));
-        let msg = assistant("a");
-        call("session::append", json!({"session_id": "s", "entry_id": "e1", "message": msg}));
-        call("session::append-delta", json!({"session_id": "s", "entry_id": "e1", "text": "b"}));
-        call("session::set-status", json!({"session_id": "s", "status": "working"}));
-        call("session::set-meta", json!({"session_id": "s", "title": "t"}));
     }
 
     /// The whole feed is kept: every change applied, page by page, no snapshot.

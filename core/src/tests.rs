@@ -7,7 +7,7 @@ use crate::catalog;
 use crate::error::{ErrorCode, SessionError, StoreError};
 use crate::record::{Record, SessionState};
 use crate::store::{Applied, ChangeSet, Store};
-use crate::test_support::{assistant, TestHost};
+use crate::test_support::{assistant, busy_session, TestHost};
 use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 use crate::{Env, Limits, ManualClock, MemStore, SeqIds};
 
@@ -188,12 +188,7 @@ fn a_replica_rebuilt_from_the_feed_agrees_with_the_store() {
     let host = TestHost::new();
     let store = &host.store;
     let call = |id: &str, req: serde_json::Value| host.call(id, req).response;
-    call("session::ensure", json!({"session_id": "s", "metadata": {"owner": "u"}}));
-    let msg = assistant("a");
-    call("session::append", json!({"session_id": "s", "entry_id": "e1", "message": msg}));
-    call("session::append-delta", json!({"session_id": "s", "entry_id": "e1", "text": "b"}));
-    call("session::set-status", json!({"session_id": "s", "status": "working"}));
-    call("session::set-meta", json!({"session_id": "s", "title": "t"}));
+    busy_session(store, &host.env());
     call("session::append", json!({"session_id": "s", "custom": {"custom_type": "c", "data": 1}}));
     let page = call("session::changes", json!({"session_id": "s"}));
     let changes: alloc::vec::Vec<crate::wire::Change> =
