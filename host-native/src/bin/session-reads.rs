@@ -1,0 +1,501 @@
+//! session-reads: what the READ calls of a running session-manager cost through the engine as a
+//! session grows (entries) and as the worker holds more sessions (list), each call next to a no-op
+//! this tool registers whose reply has the same size (the no-op answers `{"b": "xx…"}` of the
+//! byte count its payload asks for), measured sample by sample in the same run.
+//!
+//! Phase 1, per `--entries` size: one session, filled with `session::append-many` (batches of 500
+//! alternating user / assistant messages of ~200-400 bytes), then `session::messages` first page,
+//! a middle page (a cursor from an untimed walk), the last page (`after_entry_id` = the entry 51
+//! from the end), `session::messages-tail` newest page (all limit 50) and a whole cursor walk of
+//! the active path at limit 500 (min(samples, 3) walks; its no-op makes one call per page, with the
+//! page's reply size). Phase 2, per `--sessions` size (cumulative): `session::create` (32 in
+//! flight, metadata `{"team": "t<i%4>"}`) until the worker holds that many, then `session::list`
+//! first, middle and last page (limit 50; cursors from untimed walks) per order and once filtered
+//! on `{"team": "t1"}`. `--worker-pid` adds the worker's VmRSS / VmHWM after every size.
+//!
+//! A read that gets no answer within `--call-timeout-ms` is sent once more (the engine drops about
+//! one call in 10⁴); a sample keeps the answered attempt's latency. Set-up writes are checked or
+//! retried the same way (a resent `session::create` may leave one extra session).
+//!
+//! ```sh
+//! # engine and worker as in BENCHMARKS.md "Worker through the engine" (fresh data root)
+//! cargo run --release -p session-manager --bin session-reads -- --url ws://127.0.0.1:49134 \
+//!   [--entries 1000,10000,100000 --sessions 100,10000,100000 --samples 30 --worker-pid <pid>]
+//! ```
+
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use iii_sdk::protocol::TriggerRequest;
+use iii_sdk::{Error, IIIClient, RegisterFunction};
+use serde_json::{json, Value};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "session-reads",
+    about = "Read-call latency of a running session-manager vs a same-reply-size no-op"
+)]
+struct Args {
+    /// WebSocket URL of the engine the worker is connected to.
+    #[arg(long, env = "III_URL", default_value = iii_sdk::DEFAULT_ENGINE_URL)]
+    url: String,
+    /// Entries per session, one session per size.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
+    entries: Vec<usize>,
+    /// Sessions the worker holds for the list phase (cumulative, ascending).
+    #[arg(long, value_delimiter = ',', default_value = "100,10000,100000")]
+    sessions: Vec<usize>,
+    /// Samples per measured call (each with its no-op).
+    #[arg(long, default_value_t = 30)]
+    samples: usize,
+    /// Per-call timeout (ms); a read without an answer is sent once more.
+    #[arg(long, default_value_t = 10000)]
+    call_timeout_ms: u64,
+    /// PID of the session-manager process: report its VmRSS / VmHWM after each size.
+    #[arg(long)]
+    worker_pid: Option<u32>,
+}
+
+const NOOP: &str = "session-reads::noop";
+/// Bytes of `{"b":""}`: the no-op's reply is this plus its blob.
+const NOOP_OVERHEAD: usize = 8;
+const PAGE: usize = 50;
+/// The configured maximum page size (`max_list_limit`, default 500): walks use it.
+const WALK_PAGE: usize = 500;
+const BATCH: usize = 500;
+const IN_FLIGHT: usize = 32;
+
+/// The connection, the call timeout and the count of lost calls.
+struct Bench {
+    iii: IIIClient,
+    ms: u64,
+    resent: AtomicUsize,
+    failed: AtomicUsize,
+}
+
+impl Bench {
+    /// One call, bounded twice: the engine's `timeout_ms` and a local timer a second later.
+    async fn once(&self, function_id: &str, payload: Value) -> Result<Value, String> {
+        let request = TriggerRequest {
+            function_id: function_id.into(),
+            payload,
+            action: None,
+            timeout_ms: Some(self.ms),
+        };
+        let answer = tokio::time::timeout(Duration::from_millis(self.ms + 1000), async {
+            self.iii.trigger(request).await
+        });
+        match answer.await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("no answer (local timeout)".into()),
+        }
+    }
+
+    /// An idempotent call, sent once more when the first gets no answer: the reply and the
+    /// answered attempt's µs.
+    async fn read(&self, function_id: &str, payload: &Value) -> Option<(Value, u64)> {
+        for attempt in 0..2 {
+            let start = Instant::now();
+            match self.once(function_id, payload.clone()).await {
+                Ok(v) => return Some((v, start.elapsed().as_micros() as u64)),
+                Err(e) => eprintln!("session-reads: {function_id} (attempt {}): {e}", attempt + 1),
+            }
+            self.resent.fetch_add(usize::from(attempt == 0), Relaxed);
+        }
+        self.failed.fetch_add(1, Relaxed);
+        None
+    }
+
+    async fn must(&self, function_id: &str, payload: Value) -> Value {
+        match self.read(function_id, &payload).await {
+            Some((v, _)) => v,
+            None => panic!("{function_id} failed twice"),
+        }
+    }
+
+    /// µs of one no-op call whose reply is `bytes` long.
+    async fn noop(&self, bytes: usize) -> Option<u64> {
+        self.read(NOOP, &json!({ "bytes": bytes })).await.map(|r| r.1)
+    }
+}
+
+fn json_len(v: &Value) -> usize {
+    serde_json::to_vec(v).map_or(0, |v| v.len())
+}
+
+/// Words, `len` bytes, different for every `seed`.
+fn text(seed: usize, len: usize) -> String {
+    const WORDS: [&str; 16] = [
+        "the", "session", "reads", "page", "engine", "worker", "reply", "cursor", "of", "and", "a",
+        "message", "list", "block", "is", "newest",
+    ];
+    let (mut out, mut x) = (String::with_capacity(len + 8), seed as u64 ^ 0x2545_f491);
+    while out.len() < len {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        out.push_str(WORDS[(x >> 60) as usize]);
+        out.push(' ');
+    }
+    out.truncate(len);
+    out
+}
+
+/// Message `i` of a session: user on even `i`, assistant on odd, ~200-400 bytes of JSON.
+fn message(i: usize) -> Value {
+    let ts = 1_700_000_000_000_i64 + i as i64 * 1000;
+    let content = json!([{"type": "text", "text": text(i, 120 + i * 37 % 200)}]);
+    if i.is_multiple_of(2) {
+        return json!({"role": "user", "content": content, "timestamp": ts});
+    }
+    let reply = json!([{"type": "text", "text": text(i, 60 + i * 37 % 200)}]);
+    json!({"role": "assistant", "content": reply, "stop_reason": "end", "model": "model-1",
+        "provider": "provider-1", "timestamp": ts, "usage": {"input": 900 + i, "output": 120}})
+}
+
+/// `base` with `limit` and, when given, `cursor`.
+fn page(base: &Value, limit: usize, cursor: Option<&str>) -> Value {
+    let mut p = base.clone();
+    p["limit"] = json!(limit);
+    if let Some(c) = cursor {
+        p["cursor"] = json!(c);
+    }
+    p
+}
+
+/// One page of a walk: the cursor it was fetched with, its item ids, its reply's bytes.
+struct Page {
+    cursor: Option<String>,
+    ids: Vec<String>,
+    bytes: usize,
+}
+
+/// The pages of `function_id` (items under `key`, ids in `id`) from `start` to the end; and the
+/// sum of the answered calls' µs.
+async fn walk(
+    b: &Bench,
+    (function_id, key, id): (&str, &str, &str),
+    base: &Value,
+    limit: usize,
+    start: Option<String>,
+) -> (Vec<Page>, u64) {
+    let (mut pages, mut us, mut cursor) = (Vec::new(), 0, start);
+    loop {
+        let payload = page(base, limit, cursor.as_deref());
+        let (reply, t) =
+            b.read(function_id, &payload).await.unwrap_or_else(|| panic!("{function_id} walk"));
+        us += t;
+        let items = reply[key].as_array().map(Vec::as_slice).unwrap_or_default();
+        let ids = items.iter().map(|m| m[id].as_str().unwrap_or_default().to_string()).collect();
+        let next = reply["next_cursor"].as_str().map(str::to_string);
+        pages.push(Page { cursor: cursor.take(), ids, bytes: json_len(&reply) });
+        match next {
+            Some(c) => cursor = Some(c),
+            None => return (pages, us),
+        }
+    }
+}
+
+/// The cursor of the page starting nearest the middle of a walk at `WALK_PAGE` (`None` = the
+/// first page); a walk of one page is walked again at `PAGE`.
+async fn middle_cursor(
+    b: &Bench,
+    function: (&str, &str, &str),
+    base: &Value,
+    walked: &[Page],
+) -> Option<String> {
+    let again = match walked.len() {
+        1 => walk(b, function, base, PAGE, None).await.0,
+        _ => Vec::new(),
+    };
+    let pages = if again.is_empty() { walked } else { &again };
+    let total: usize = pages.iter().map(|p| p.ids.len()).sum();
+    let mut start: usize = 0;
+    let mut best: (usize, Option<&String>) = (total / 2, None);
+    for p in pages {
+        if let Some(c) = &p.cursor {
+            if start.abs_diff(total / 2) < best.0 {
+                best = (start.abs_diff(total / 2), Some(c));
+            }
+        }
+        start += p.ids.len();
+    }
+    best.1.cloned()
+}
+
+/// Latencies of one measured call and of its no-ops (µs), and the replies' bytes.
+#[derive(Default)]
+struct Stats {
+    real: Vec<u64>,
+    noop: Vec<u64>,
+    bytes: Vec<usize>,
+}
+
+/// `samples` calls of `function_id`, each followed by a no-op with the same reply size.
+async fn measure(b: &Bench, function_id: &str, payload: Value, samples: usize) -> Stats {
+    let mut s = Stats::default();
+    for _ in 0..samples {
+        let Some((reply, us)) = b.read(function_id, &payload).await else { continue };
+        let bytes = json_len(&reply);
+        s.noop.extend(b.noop(bytes).await);
+        s.real.push(us);
+        s.bytes.push(bytes);
+    }
+    s
+}
+
+/// A row of a phase's table.
+struct Row {
+    call: String,
+    size: usize,
+    stats: Stats,
+}
+
+fn pct(xs: &[u64], p: f64) -> f64 {
+    let mut sorted = xs.to_vec();
+    sorted.sort_unstable();
+    match sorted.len() {
+        0 => f64::NAN,
+        n => sorted[((n as f64 - 1.0) * p).round() as usize] as f64 / 1000.0,
+    }
+}
+
+fn print_table(title: &str, rows: &[Row]) {
+    println!("\n{title}\n");
+    println!("| call | size | p50 ms | p95 ms | no-op p50 ms | × no-op |");
+    println!("|---|---|---|---|---|---|");
+    for r in rows {
+        let s = &r.stats;
+        let mut bytes = s.bytes.clone();
+        bytes.sort_unstable();
+        let kb = bytes.get(bytes.len() / 2).map_or(f64::NAN, |&b| b as f64 / 1024.0);
+        let (p50, noop) = (pct(&s.real, 0.5), pct(&s.noop, 0.5));
+        println!(
+            "| {} ({kb:.1} KB, n={}) | {} | {p50:.3} | {:.3} | {noop:.3} | {:.2}× |",
+            r.call,
+            s.real.len(),
+            r.size,
+            pct(&s.real, 0.95),
+            p50 / noop
+        );
+    }
+}
+
+/// VmRSS and VmHWM of `pid` (MB), from `/proc/<pid>/status`.
+fn memory(pid: u32) -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| -> Option<f64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        Some(line[name.len()..].trim().trim_end_matches("kB").trim().parse::<f64>().ok()? / 1024.0)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+fn print_memory(pid: Option<u32>, rows: &[(String, Option<(f64, f64)>)]) {
+    let Some(pid) = pid else { return };
+    println!("\n| worker {pid} after | VmRSS MB | VmHWM MB |\n|---|---|---|");
+    for (label, m) in rows {
+        match m {
+            Some((rss, hwm)) => println!("| {label} | {rss:.1} | {hwm:.1} |"),
+            None => println!("| {label} | – | – |"),
+        }
+    }
+}
+
+/// Appends messages `0..n` to `sid` in batches; a batch without an answer is read back
+/// (`message_count`) and resent only if it did not land (append-many is not idempotent).
+async fn populate(b: &Bench, sid: &str, n: usize) {
+    let mut done = 0;
+    while done < n {
+        let k = BATCH.min(n - done);
+        let messages: Vec<Value> = (done..done + k).map(message).collect();
+        let payload = json!({"session_id": sid, "messages": messages});
+        for attempt in 0.. {
+            let Err(e) = b.once("session::append-many", payload.clone()).await else { break };
+            let meta = b.must("session::get", json!({ "session_id": sid })).await;
+            let count = meta["meta"]["message_count"].as_u64().unwrap_or(u64::MAX) as usize;
+            eprintln!("session-reads: append-many at {done}: {e}; message_count {count}");
+            if count == done + k {
+                break;
+            }
+            assert!(count == done && attempt < 3, "append-many at {done} failed");
+        }
+        done += k;
+    }
+}
+
+const MESSAGES: (&str, &str, &str) = ("session::messages", "messages", "entry_id");
+const LIST: (&str, &str, &str) = ("session::list", "sessions", "session_id");
+
+async fn entries_phase(b: &Bench, n: usize, samples: usize) -> Vec<Row> {
+    let created = b.must("session::create", json!({ "title": format!("reads {n}") })).await;
+    let sid = created["session_id"].as_str().expect("session_id").to_string();
+    let started = Instant::now();
+    populate(b, &sid, n).await;
+    eprintln!("session-reads: {n} entries in {:.1} s", started.elapsed().as_secs_f64());
+    let base = json!({ "session_id": sid });
+    let (pages, _) = walk(b, MESSAGES, &base, WALK_PAGE, None).await;
+    let ids: Vec<&String> = pages.iter().flat_map(|p| &p.ids).collect();
+    assert_eq!(ids.len(), n, "the active path of {sid}");
+    let middle = middle_cursor(b, MESSAGES, &base, &pages).await;
+    let mut last = base.clone();
+    if n > PAGE {
+        last["after_entry_id"] = json!(ids[n - PAGE - 1]);
+    }
+    last["limit"] = json!(PAGE);
+    let calls = [
+        ("session::messages first page", "session::messages", page(&base, PAGE, None)),
+        (
+            "session::messages middle page",
+            "session::messages",
+            page(&base, PAGE, middle.as_deref()),
+        ),
+        ("session::messages last page", "session::messages", last),
+        ("session::messages-tail newest page", "session::messages-tail", page(&base, PAGE, None)),
+    ];
+    let mut rows = Vec::new();
+    for (call, function_id, payload) in calls {
+        let stats = measure(b, function_id, payload, samples).await;
+        rows.push(Row { call: call.into(), size: n, stats });
+    }
+    let mut stats = Stats::default();
+    for _ in 0..samples.min(3) {
+        let (pages, us) = walk(b, MESSAGES, &base, WALK_PAGE, None).await;
+        let mut noop_us = 0;
+        for p in &pages {
+            noop_us += b.noop(p.bytes).await.unwrap_or(0);
+        }
+        stats.real.push(us);
+        stats.noop.push(noop_us);
+        stats.bytes.push(pages.iter().map(|p| p.bytes).sum());
+    }
+    let call = format!("full walk, limit {WALK_PAGE}, {} page(s)", pages.len());
+    rows.push(Row { call, size: n, stats });
+    rows
+}
+
+/// Creates sessions `from..to` (`IN_FLIGHT` at a time), metadata `{"team": "t<i%4>"}`.
+async fn create_sessions(b: &Arc<Bench>, from: usize, to: usize) {
+    let next = Arc::new(AtomicUsize::new(from));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..IN_FLIGHT {
+        let (b, next) = (b.clone(), next.clone());
+        tasks.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Relaxed);
+                if i >= to {
+                    break;
+                }
+                let team = format!("t{}", i % 4);
+                let request = json!({"title": format!("list {i}"), "metadata": {"team": team}});
+                b.must("session::create", request).await;
+            }
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.expect("creator task");
+    }
+}
+
+/// Sessions the worker holds (an untimed walk).
+async fn session_count(b: &Bench) -> usize {
+    let (pages, _) = walk(b, LIST, &json!({ "order": "created_asc" }), WALK_PAGE, None).await;
+    pages.iter().map(|p| p.ids.len()).sum()
+}
+
+async fn list_phase(b: &Bench, n: usize, samples: usize) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let filtered = json!({"order": "updated_desc", "metadata": {"team": "t1"}});
+    let bases = [
+        ("created_asc", json!({ "order": "created_asc" })),
+        ("created_desc", json!({ "order": "created_desc" })),
+        ("updated_desc", json!({ "order": "updated_desc" })),
+        ("updated_desc, metadata {team: t1}", filtered),
+    ];
+    for (label, base) in bases {
+        let (pages, _) = walk(b, LIST, &base, WALK_PAGE, None).await;
+        let matched: usize = pages.iter().map(|p| p.ids.len()).sum();
+        let middle = middle_cursor(b, LIST, &base, &pages).await;
+        let from = pages.last().and_then(|p| p.cursor.clone());
+        let last = walk(b, LIST, &base, PAGE, from).await.0.pop().and_then(|p| p.cursor);
+        for (which, cursor) in [("first", None), ("middle", middle), ("last", last)] {
+            let payload = page(&base, PAGE, cursor.as_deref());
+            let stats = measure(b, "session::list", payload, samples).await;
+            let call = format!("session::list {label}, {which} page of {matched}");
+            rows.push(Row { call, size: n, stats });
+        }
+    }
+    rows
+}
+
+fn loadavg() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().take(3).collect::<Vec<_>>().join(" / ")
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let command: Vec<String> = std::env::args().collect();
+    let iii = session_manager::worker::client_connection(&args.url, "session-reads");
+    iii.register_function(
+        NOOP,
+        RegisterFunction::new_async(|p: Value| async move {
+            let n = p["bytes"].as_u64().unwrap_or(0) as usize;
+            Ok::<Value, Error>(json!({ "b": "x".repeat(n.saturating_sub(NOOP_OVERHEAD)) }))
+        }),
+    );
+    iii.wait_until_registered(Duration::from_secs(10)).await.expect("engine registration");
+    // Nagle off on this tool's sockets, as the worker does (`nodelay.rs`).
+    session_manager::nodelay::spawn_keeper();
+    let b = Arc::new(Bench {
+        iii,
+        ms: args.call_timeout_ms,
+        resent: AtomicUsize::new(0),
+        failed: AtomicUsize::new(0),
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while b.once("session::config-status", json!({})).await.is_err()
+        || b.once(NOOP, json!({ "bytes": 8 })).await.is_err()
+    {
+        assert!(Instant::now() < deadline, "worker or no-op never became callable");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Warm-up (not counted).
+    for i in 0..200 {
+        let _ = b.noop(i * 100).await;
+        let _ = b.once("session::list", json!({ "limit": 5 })).await;
+    }
+    println!("command: {}\nload average before: {}", command.join(" "), loadavg());
+
+    let mem = |label: String| (label, args.worker_pid.and_then(memory));
+    let (mut rows, mut mems) = (Vec::new(), vec![mem("start".into())]);
+    for &n in &args.entries {
+        rows.extend(entries_phase(&b, n, args.samples).await);
+        mems.push(mem(format!("session of {n} entries")));
+    }
+    print_table("Phase 1: entries per session (one session per size, limit 50 pages)", &rows);
+    print_memory(args.worker_pid, &mems);
+
+    let (mut rows, mut mems) = (Vec::new(), Vec::new());
+    let mut held = session_count(&b).await;
+    for &n in &args.sessions {
+        let started = Instant::now();
+        create_sessions(&b, held, n.max(held)).await;
+        held = session_count(&b).await;
+        eprintln!("session-reads: {held} sessions held ({:.1} s)", started.elapsed().as_secs_f64());
+        rows.extend(list_phase(&b, held, args.samples).await);
+        mems.push(mem(format!("{held} sessions")));
+    }
+    print_table("Phase 2: session::list (size = sessions held, limit 50 pages)", &rows);
+    print_memory(args.worker_pid, &mems);
+    println!(
+        "\nload average after: {}; calls resent after no answer: {}; failed twice (sample \
+         dropped): {}",
+        loadavg(),
+        b.resent.load(Relaxed),
+        b.failed.load(Relaxed)
+    );
+    b.iii.shutdown_async().await;
+}
