@@ -18,7 +18,9 @@ use crate::wire::{
 };
 
 mod feed;
+mod indexed;
 pub use feed::*;
+pub use indexed::*;
 
 /// Builds a fresh, empty store.
 pub type Make<'a> = &'a dyn Fn() -> Box<dyn Store>;
@@ -53,6 +55,8 @@ macro_rules! for_each_conformance_check {
             feed_failed_change_set_takes_no_seq => check_feed_failed_change_set_takes_no_seq,
             feed_retention_and_delete => check_feed_retention_and_delete,
             feed_append_delta => check_feed_append_delta,
+            indexed_path_reads => check_indexed_path_reads,
+            indexed_list_pages => check_indexed_list_pages,
         }
     };
 }

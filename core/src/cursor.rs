@@ -56,26 +56,3 @@ impl ListCursor {
         Ok(c)
     }
 }
-
-/// One page of an ordered list of entries that resumes just after entry `after` (a decoded
-/// cursor or a caller watermark): the index range to return and the `next_cursor` to hand back
-/// when more entries remain. `after` not in the list is `session/invalid_cursor`.
-pub fn entry_page(
-    ids: &[&str],
-    after: Option<&str>,
-    limit: usize,
-) -> Result<(core::ops::Range<usize>, Option<String>)> {
-    let start = match after {
-        Some(id) => {
-            ids.iter().position(|&e| e == id).ok_or_else(|| {
-                SessionError::invalid_cursor(alloc::format!(
-                    "entry {id} is not on the requested path"
-                ))
-            })? + 1
-        }
-        None => 0,
-    };
-    let end = (start + limit).min(ids.len());
-    let next = (end < ids.len()).then(|| encode(&EntryCursor { id: String::from(ids[end - 1]) }));
-    Ok((start.min(end)..end, next))
-}

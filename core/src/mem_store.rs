@@ -5,6 +5,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::error::StoreError;
+use crate::meta_order::{ListQuery, MetaOrder};
+use crate::path::{PathSelect, PathSpot};
 use crate::record::SessionState;
 use crate::store::{plan_session_writes, Applied, ChangeSet, Store, Write};
 use crate::wire::FeedPage;
@@ -14,6 +16,25 @@ use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 struct Inner {
     sessions: BTreeMap<String, SessionState>,
     attachments: BTreeMap<String, Attachments>,
+    /// The metas of `sessions` in list order.
+    order: MetaOrder,
+}
+
+impl Inner {
+    /// Stores one session's state (an empty one removes it), keeping the list order current.
+    fn put_state(&mut self, session_id: &str, state: SessionState) {
+        let old = self.sessions.get(session_id).and_then(|s| s.meta.as_ref());
+        self.order.update(session_id, old, state.meta.as_ref());
+        if state.is_empty() {
+            self.sessions.remove(session_id);
+        } else {
+            self.sessions.insert(session_id.into(), state);
+        }
+    }
+
+    fn state(&self, session_id: &str) -> Option<&SessionState> {
+        self.sessions.get(session_id)
+    }
 }
 
 /// One session's attachments, sorted by id: a list rather than a map of their own (one map type
@@ -65,13 +86,7 @@ impl MemStore {
     /// Replaces one session's state (an imported or replayed log); an empty state removes it.
     /// Attachments are left alone.
     pub fn import_state(&self, session_id: &str, state: SessionState) {
-        self.write(|i| {
-            if state.is_empty() {
-                i.sessions.remove(session_id);
-            } else {
-                i.sessions.insert(session_id.into(), state);
-            }
-        })
+        self.write(|i| i.put_state(session_id, state))
     }
 
     /// Ids of every stored session (with or without meta), sorted.
@@ -168,11 +183,7 @@ impl Store for MemStore {
                     _ => {}
                 }
             }
-            if next.is_empty() {
-                inner.sessions.remove(sid);
-            } else {
-                inner.sessions.insert(sid.clone(), next);
-            }
+            inner.put_state(sid, next);
             if attachments.is_empty() {
                 inner.attachments.remove(sid);
             } else {
@@ -191,5 +202,33 @@ impl Store for MemStore {
         Ok(self.read(|i| {
             i.sessions.get(session_id).map(|s| s.feed.page(after_seq, limit)).unwrap_or_default()
         }))
+    }
+
+    fn path_locate(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        entry_id: Option<&str>,
+    ) -> Result<PathSpot, StoreError> {
+        self.read(|i| {
+            let empty = SessionState::default();
+            i.state(session_id).unwrap_or(&empty).path_locate(session_id, leaf, entry_id)
+        })
+    }
+
+    fn path_select(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        query: &PathSelect,
+    ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
+        self.read(|i| {
+            let empty = SessionState::default();
+            i.state(session_id).unwrap_or(&empty).path_select(session_id, leaf, query)
+        })
+    }
+
+    fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
+        Ok(self.read(|i| i.order.page(query, |sid| i.state(sid).and_then(|s| s.meta.as_ref()))))
     }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
 use crate::feed::Feed;
+use crate::path_index::PathIndex;
 use crate::wire::{Change, ContentBlock, MessageDelta, SessionEntry, SessionMeta};
 
 /// One line of a session's JSONL log.
@@ -84,6 +85,8 @@ pub struct SessionState {
     last_delta: Option<MessageDelta>,
     /// Legacy three-line appends: a `leaf` record waits for the `meta` that completes it.
     pending_legacy_append: bool,
+    /// The active path as positions, derived from `entries` and `leaf` (issue 12).
+    path: PathIndex,
 }
 
 /// The block an `append-delta` writes to: the last block when it is of the delta's kind
@@ -124,7 +127,7 @@ pub fn add_delta(
 }
 
 /// Equal when they serve the same: `last_append` and `last_delta` are replay bookkeeping, not
-/// state.
+/// state, and the path index is derived from `entries` and `leaf`.
 impl PartialEq for SessionState {
     fn eq(&self, other: &Self) -> bool {
         self.meta == other.meta
@@ -175,19 +178,17 @@ impl SessionState {
                     self.pending_legacy_append = false;
                 }
             }
-            Record::Entry { entry } => {
-                self.entries.insert(entry.id().into(), entry.clone());
-            }
+            Record::Entry { entry } => self.put_entry(entry),
             Record::Leaf { entry_id } => {
-                self.leaf = entry_id.clone();
+                self.set_leaf(entry_id.clone());
                 // Only a leaf has a path to mark committed: with none, the flag would change
                 // nothing but would be lost by the snapshot (which writes no `leaf` line).
                 self.pending_legacy_append = entry_id.is_some();
             }
             Record::Append { entry, meta } => {
                 let id: String = entry.id().into();
-                self.entries.insert(id.clone(), entry.clone());
-                self.leaf = Some(id.clone());
+                self.put_entry(entry);
+                self.set_leaf(Some(id.clone()));
                 self.meta = Some(meta.clone());
                 self.committed.insert(id.clone());
                 self.pending_legacy_append = false;
@@ -254,6 +255,40 @@ impl SessionState {
         let entry = self.entries.get(self.last_append.as_deref()?)?;
         let sid = &self.meta.as_ref()?.session_id;
         Some(crate::events::message_added(sid, entry, entry.timestamp()).payload())
+    }
+
+    /// Stores `entry` (replacing one of its id), keeping the path index current.
+    fn put_entry(&mut self, entry: &SessionEntry) {
+        let rebuild = match self.entries.insert(entry.id().into(), entry.clone()) {
+            Some(old) => self.path.affected_by(&old, entry),
+            None => self.path.healed_by(entry.id()),
+        };
+        if rebuild {
+            self.path = PathIndex::build(self.leaf.as_deref(), &self.entries);
+        }
+    }
+
+    /// Moves the active leaf, re-pointing the path index (cost: the part of the path that moved).
+    fn set_leaf(&mut self, leaf: Option<String>) {
+        self.leaf = leaf;
+        self.path.follow(self.leaf.as_deref(), &self.entries);
+    }
+
+    /// Removes every entry and commit marker (a `delete_entries`).
+    pub fn clear_entries(&mut self) {
+        self.entries.clear();
+        self.committed.clear();
+        self.path = PathIndex::build(self.leaf.as_deref(), &self.entries);
+    }
+
+    /// Removes the active leaf (a `delete_active_leaf`).
+    pub fn clear_leaf(&mut self) {
+        self.set_leaf(None);
+    }
+
+    /// The active path's index.
+    pub fn path_index(&self) -> &PathIndex {
+        &self.path
     }
 
     fn mark_active_path_committed(&mut self) {

@@ -7,6 +7,8 @@ use alloc::vec::Vec;
 
 use crate::error::StoreError;
 use crate::feed::PendingChange;
+use crate::meta_order::ListQuery;
+use crate::path::{PathSelect, PathSpot};
 use crate::record::{CommitOutcome, LoggedChange, Record, SessionState};
 use crate::wire::{AttachmentMeta, Change, FeedPage, MessageDelta, SessionEntry, SessionMeta};
 
@@ -79,6 +81,11 @@ pub struct Applied {
 }
 
 /// A storage backend. Unknown sessions read as empty. `list_*` results are unordered.
+///
+/// The indexed reads (`path_locate`, `path_select`, `list_page`) have defaults over the plain
+/// reads — a walk of the parent chain, a sort of every meta — so a store that speaks only the
+/// seed's protocol (a bridge to a seed main) serves them; stores that keep indexes answer them in
+/// O(page + log n) (issue 12). Both must give the same answers.
 pub trait Store {
     fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError>;
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError>;
@@ -116,6 +123,29 @@ pub trait Store {
     ) -> Result<FeedPage, StoreError> {
         let _ = (session_id, after_seq, limit);
         Err(StoreError::Unsupported("this store keeps no change feed".into()))
+    }
+    /// The length of the path root → `leaf` and where `entry_id` is on it. A broken chain is an
+    /// error, as when walking it.
+    fn path_locate(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        entry_id: Option<&str>,
+    ) -> Result<PathSpot, StoreError> {
+        crate::path::walked_locate(self, session_id, leaf, entry_id)
+    }
+    /// A window of the path root → `leaf` ([`PathSelect`]).
+    fn path_select(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        query: &PathSelect,
+    ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
+        crate::path::walked_select(self, session_id, leaf, query)
+    }
+    /// One ordered, filtered page of metas ([`ListQuery`]).
+    fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
+        Ok(crate::meta_order::sorted_page(self.list_metas()?, query))
     }
 }
 
@@ -209,13 +239,12 @@ pub fn plan_session_writes_in_place(
                 record
             }
             Write::DeleteEntries => {
-                next.entries.clear();
-                next.committed.clear();
+                next.clear_entries();
                 rewrite = true;
                 None
             }
             Write::DeleteActiveLeaf => {
-                next.leaf = None;
+                next.clear_leaf();
                 rewrite = true;
                 None
             }

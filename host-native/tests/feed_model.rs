@@ -3,6 +3,8 @@
 //! restarts, offline compactions, background compactions, evictions and crashes that tear the
 //! last write at any byte. After every step, for every session:
 //!
+//! * each store's indexed reads agree with a walk of the chain and a sort of the metas, and the
+//!   oracle's path index with one rebuilt from scratch (issue 12);
 //! * both stores answer every call the same (response, events, the seqs the events carry) and
 //!   serve the same meta, entries and leaf;
 //! * each acknowledged change takes the session's next seq, and the feed ends at the last one, so
@@ -919,6 +921,10 @@ impl World {
         prop_assert_eq!(&served_fs.meta, &served_mem.meta, "{} meta", sid);
         prop_assert_eq!(&served_fs.entries, &served_mem.entries, "{} entries", sid);
         prop_assert_eq!(&served_fs.leaf, &served_mem.leaf, "{} leaf", sid);
+        let mem_state = self.mem.session_state(sid);
+        common::indexed_reads_agree(fs, None, sid)
+            .and_then(|()| common::indexed_reads_agree(&self.mem, Some(&mem_state), sid))
+            .map_err(|e| TestCaseError::fail(format!("indexed reads at step {step}: {e}")))?;
         let fs_env = env(&self.clock, &self.fs_ids, self.limits);
         let mem_env = env(&self.clock, &self.mem_ids, self.limits);
         let obs = &mut self.obs;

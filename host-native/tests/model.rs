@@ -7,6 +7,9 @@
 //! unless only its final `\n` is missing (then its last line parses and the change set is
 //! whole). `PROPTEST_CASES` overrides the default of 64 cases.
 //!
+//! Every check also compares each store's indexed reads with a walk of the chain and a sort of
+//! the metas, and the model's path index with one rebuilt from scratch (issue 12).
+//!
 //! Every check also replays each file with v1.0.32's rules (`v1_rules`, independent of our
 //! replay) and requires the same meta, entries, leaf and committed set, with the two documented
 //! exceptions: a file whose tail our next append cuts (a torn group, which v1.0.32 would half
@@ -119,6 +122,9 @@ fn check(dir: &Path, store: &FsStore, model: &MemStore, when: &str) -> Result<()
             when
         );
         let want = model.session_state(sid);
+        common::indexed_reads_agree(store, None, sid)
+            .and_then(|()| common::indexed_reads_agree(model, Some(&want), sid))
+            .map_err(|e| TestCaseError::fail(format!("indexed reads ({when}): {e}")))?;
         let on_disk = fs::read(log_path(dir, sid)).map(|b| jsonl::replay(&b).0).unwrap_or_default();
         prop_assert_eq!(&on_disk.committed, &want.committed, "committed of {} ({})", sid, when);
         if let Ok(bytes) = fs::read(log_path(dir, sid)) {

@@ -1,16 +1,20 @@
 //! `session::messages`: the active (or a chosen) path as items, filtered by role and paged by an
-//! entry cursor (contract §2.13, §7.2).
+//! entry cursor (contract §2.13, §7.2). One page is one indexed window of the store
+//! ([`Store::path_select`]), not a walk of the path.
 
+use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{require_entry, require_meta, Plan};
 use crate::cursor::{self, EntryCursor};
 use crate::env::Env;
-use crate::error::Result;
-use crate::path;
+use crate::error::{Result, SessionError};
+use crate::path::PathSelect;
+use crate::path_index::EntryClasses;
 use crate::store::Store;
 use crate::view;
-use crate::wire::{MessagesRequest, MessagesResponse, SessionEntry};
+use crate::wire::{MessagesRequest, MessagesResponse};
 
 pub fn decide(
     store: &dyn Store,
@@ -26,23 +30,35 @@ pub fn decide(
     let Some(leaf) = leaf else {
         return Ok(Plan::read(MessagesResponse { messages: Vec::new(), next_cursor: None }));
     };
-    let include_custom = req.include_custom.unwrap_or(false);
-    let keep = |e: &SessionEntry| match (e.message(), &req.roles) {
-        (Some(m), Some(roles)) => roles.contains(&m.role()),
-        (Some(_), None) => true,
-        (None, roles) => include_custom && roles.is_none(),
-    };
-    let filtered: Vec<SessionEntry> =
-        path::path_to(store, sid, &leaf)?.into_iter().filter(|e| keep(e)).collect();
+    let classes =
+        EntryClasses::for_messages(req.roles.as_deref(), req.include_custom.unwrap_or(false));
     let after = match (&req.cursor, &req.after_entry_id) {
         (Some(c), _) => Some(cursor::decode::<EntryCursor>(c)?.id),
         (None, Some(after)) => Some(after.clone()),
         (None, None) => None,
     };
-    let ids: Vec<&str> = filtered.iter().map(SessionEntry::id).collect();
+    // The page starts just past `after`, which must be on the filtered path.
+    let from = match &after {
+        Some(id) => match store.path_locate(sid, &leaf, Some(id))?.at {
+            Some((at, class)) if classes.contains(class) => at + 1,
+            _ => return Err(not_on_path(id)),
+        },
+        None => 0,
+    };
     let limit = env.limits.page_size(req.limit);
-    let (range, next_cursor) = cursor::entry_page(&ids, after.as_deref(), limit)?;
+    // One more than the page tells whether another page follows.
+    let query = PathSelect { classes, from, backward: false, limit: limit + 1 };
+    let mut page = store.path_select(sid, &leaf, &query)?;
+    let more = page.len() > limit;
+    page.truncate(limit);
+    let next_cursor =
+        more.then(|| cursor::encode(&EntryCursor { id: String::from(page[limit - 1].1.id()) }));
     let include_images = req.include_image_data.unwrap_or(true);
-    let messages = filtered[range].iter().map(|e| view::message_item(e, include_images)).collect();
+    let messages = page.iter().map(|(_, e)| view::message_item(e, include_images)).collect();
     Ok(Plan::read(MessagesResponse { messages, next_cursor }))
+}
+
+/// A cursor or watermark entry that is not on the (filtered) path read.
+pub(crate) fn not_on_path(id: &str) -> SessionError {
+    SessionError::invalid_cursor(format!("entry {id} is not on the requested path"))
 }

@@ -1,9 +1,10 @@
 //! `session::messages-tail`: the newest page of the active path in whole blocks, activity runs
 //! collapsed to placeholders, paged backwards by anchor (contract §8.5).
 //!
-//! The path is walked lazily from the leaf, newest first, so a page costs what it shows plus the
-//! distance to its anchors — not the length of the session. Blocks are maximal runs of members
-//! or single non-members, which segment the same way from either end.
+//! The path is read from the store's index in windows, newest first, from the page's anchor, so
+//! a page costs what it shows plus the run it ends in — not the length of the session nor the
+//! distance of the anchor from the leaf. Blocks are maximal runs of members or single
+//! non-members, which segment the same way from either end.
 
 use alloc::vec::Vec;
 
@@ -11,49 +12,54 @@ use super::{require_meta, Plan};
 use crate::blocks::{self, is_run_member};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
-use crate::path::BackWalk;
+use crate::path::PathSelect;
+use crate::path_index::EntryClasses;
 use crate::store::Store;
 use crate::view;
 use crate::wire::{MessagesTailRequest, MessagesTailResponse, SessionEntry};
 
-/// The filtered active path, newest first, loaded only as far as asked.
+/// The filtered active path, newest first from a starting position, loaded only as far as asked.
 struct NewestFirst<'a> {
-    walk: BackWalk<'a>,
-    include_custom: bool,
-    loaded: Vec<SessionEntry>,
-    done: bool,
+    store: &'a dyn Store,
+    sid: &'a str,
+    leaf: &'a str,
+    classes: EntryClasses,
+    /// Loaded entries with their path positions, newest first.
+    loaded: Vec<(usize, SessionEntry)>,
+    /// Path positions below this are not loaded yet.
+    next_from: usize,
+    /// Entries asked of the store per window; doubles up to [`MAX_WINDOW`].
+    window: usize,
 }
+
+const MAX_WINDOW: usize = 1024;
 
 impl NewestFirst<'_> {
     /// Loads until index `i` exists; false when the path is shorter.
     fn has(&mut self, i: usize) -> Result<bool> {
-        while self.loaded.len() <= i && !self.done {
-            match self.walk.step()? {
-                Some(e) if self.include_custom || e.is_message() => self.loaded.push(e),
-                Some(_) => {}
-                None => self.done = true,
-            }
+        while self.loaded.len() <= i && self.next_from > 0 {
+            let query = PathSelect {
+                classes: self.classes,
+                from: self.next_from,
+                backward: true,
+                limit: self.window,
+            };
+            let older = self.store.path_select(self.sid, self.leaf, &query)?;
+            self.next_from = match older.first() {
+                Some((at, _)) if older.len() == self.window => *at,
+                _ => 0,
+            };
+            self.loaded.extend(older.into_iter().rev());
+            self.window = (self.window * 2).min(MAX_WINDOW);
         }
         Ok(i < self.loaded.len())
-    }
-
-    /// Index of entry `id`, or `session/invalid_cursor` when it is not on the filtered path.
-    fn find(&mut self, id: &str) -> Result<usize> {
-        let mut i = 0;
-        while self.has(i)? {
-            if self.loaded[i].id() == id {
-                return Ok(i);
-            }
-            i += 1;
-        }
-        Err(SessionError::invalid_cursor(alloc::format!("entry {id} is not on the active path")))
     }
 
     /// One past the oldest index of the block that starts (newest side) at `i`.
     fn block_end(&mut self, i: usize) -> Result<usize> {
         let mut end = i + 1;
-        if is_run_member(&self.loaded[i]) {
-            while self.has(end)? && is_run_member(&self.loaded[end]) {
+        if is_run_member(&self.loaded[i].1) {
+            while self.has(end)? && is_run_member(&self.loaded[end].1) {
                 end += 1;
             }
         }
@@ -75,31 +81,44 @@ pub fn decide(
             oldest_entry_id: None,
         }));
     };
+    let classes = match req.include_custom.unwrap_or(true) {
+        true => EntryClasses::ALL,
+        false => EntryClasses::MESSAGES,
+    };
+    // Path position of an anchor, which must be on the filtered path.
+    let position = |id: &str| -> Result<usize> {
+        match store.path_locate(sid, &leaf, Some(id))?.at {
+            Some((at, class)) if classes.contains(class) => Ok(at),
+            _ => Err(SessionError::invalid_cursor(alloc::format!(
+                "entry {id} is not on the active path"
+            ))),
+        }
+    };
+    let anchor = req.before_entry_id.as_deref().map(position).transpose()?;
+    let until = req.until_entry_id.as_deref().map(position).transpose()?;
+    let len = store.path_locate(sid, &leaf, None)?.len;
     let mut path = NewestFirst {
-        walk: BackWalk::new(store, sid, &leaf),
-        include_custom: req.include_custom.unwrap_or(true),
+        store,
+        sid,
+        leaf: &leaf,
+        classes,
         loaded: Vec::new(),
-        done: false,
+        // From the anchor itself: a block extends older than any of its members, so its oldest
+        // end is reached from the anchor.
+        next_from: anchor.map_or(len, |at| at + 1),
+        window: env.limits.page_size(req.limit).saturating_add(1).min(MAX_WINDOW),
     };
     // The page starts (newest side) just past the block holding `before_entry_id`.
-    let page_start = match &req.before_entry_id {
-        // A block extends older than any of its members, so its oldest end is reached from
-        // the anchor itself.
-        Some(id) => {
-            let anchor = path.find(id)?;
-            path.block_end(anchor)?
-        }
-        None => 0,
-    };
-    let until = match &req.until_entry_id {
-        Some(id) => Some(path.find(id)?),
-        None => None,
+    let page_start = match anchor {
+        Some(_) if path.has(0)? => path.block_end(0)?,
+        _ => 0,
     };
     // Blocks of the page as newest-first index ranges [from, to).
     let mut page: Vec<(usize, usize)> = Vec::new();
     let mut next = page_start;
     let limit = env.limits.page_size(req.limit);
-    while path.has(next)? && (page.len() < limit || until.is_some_and(|u| u >= next)) {
+    while path.has(next)? && (page.len() < limit || until.is_some_and(|u| u <= path.loaded[next].0))
+    {
         let end = path.block_end(next)?;
         page.push((next, end));
         next = end;
@@ -108,7 +127,8 @@ pub fn decide(
     let include_images = req.include_image_data.unwrap_or(true);
     let mut messages = Vec::new();
     for &(from, to) in page.iter().rev() {
-        let mut block: Vec<SessionEntry> = path.loaded[from..to].to_vec();
+        let mut block: Vec<SessionEntry> =
+            path.loaded[from..to].iter().map(|(_, e)| e.clone()).collect();
         block.reverse();
         if is_run_member(&block[0]) {
             messages.extend(blocks::collapse_run(&block, include_images));

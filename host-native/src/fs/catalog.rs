@@ -1,8 +1,9 @@
 //! The meta catalog of the fs store: what `list_metas` answers from, so listing never replays
 //! sessions.
 //!
-//! In memory it is a map session id → meta, built on the first `list_metas` and kept
-//! write-through by every write. On disk it is `<data_dir>/.session-catalog`, one JSON line per
+//! In memory it is a map session id → meta and the metas in list order
+//! ([`session_core::meta_order::MetaOrder`], what a `session::list` page is read from), built on the
+//! first list and kept write-through by every write. On disk it is `<data_dir>/.session-catalog`, one JSON line per
 //! session: `{"file":"<enc(id)>.jsonl","stamp":{len,mtime_ns,ino},"meta":{…}}`, written (tmp +
 //! rename) when the store is dropped or [`super::FsStore::flush_catalog`] is called. The name does
 //! not end in `.jsonl`, so no reader mistakes it for a session (contract §5.2).
@@ -25,6 +26,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use session_core::jsonl::{dec, enc, last_meta, last_meta_in_tail};
+use session_core::meta_order::{ListQuery, MetaOrder};
 use session_core::wire::SessionMeta;
 use session_core::StoreError;
 
@@ -42,27 +44,41 @@ struct Line {
     meta: SessionMeta,
 }
 
+/// The built catalog: every listed meta, and the same in list order.
+#[derive(Debug, Default)]
+struct Metas {
+    by_id: HashMap<String, SessionMeta>,
+    order: MetaOrder,
+}
+
+impl Metas {
+    fn set(&mut self, sid: &str, meta: Option<SessionMeta>) {
+        let old = match &meta {
+            Some(meta) => self.by_id.insert(sid.to_string(), meta.clone()),
+            None => self.by_id.remove(sid),
+        };
+        self.order.update(sid, old.as_ref(), meta.as_ref());
+    }
+
+    fn page(&self, query: &ListQuery<'_>) -> Vec<SessionMeta> {
+        self.order.page(query, |sid| self.by_id.get(sid))
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
-    metas: Mutex<Option<HashMap<String, SessionMeta>>>,
+    metas: Mutex<Option<Metas>>,
 }
 
 impl Catalog {
-    fn lock(&self) -> MutexGuard<'_, Option<HashMap<String, SessionMeta>>> {
+    fn lock(&self) -> MutexGuard<'_, Option<Metas>> {
         self.metas.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Records the meta a landed write left (`None`: not listed). Call after the disk write.
     pub(crate) fn on_write(&self, sid: &str, meta: Option<&SessionMeta>) {
-        if let Some(map) = self.lock().as_mut() {
-            match meta {
-                Some(meta) => {
-                    map.insert(sid.to_string(), meta.clone());
-                }
-                None => {
-                    map.remove(sid);
-                }
-            }
+        if let Some(metas) = self.lock().as_mut() {
+            metas.set(sid, meta.cloned());
         }
     }
 
@@ -70,14 +86,9 @@ impl Catalog {
     /// is unknown: the write may have landed before a later step failed).
     pub(crate) fn refresh(&self, data_dir: &Path, sid: &str) {
         let mut guard = self.lock();
-        let Some(map) = guard.as_mut() else { return };
+        let Some(metas) = guard.as_mut() else { return };
         match scan_meta(&data_dir.join(format!("{}.jsonl", enc(sid)))) {
-            Ok(Some(meta)) => {
-                map.insert(sid.to_string(), meta);
-            }
-            Ok(None) => {
-                map.remove(sid);
-            }
+            Ok(meta) => metas.set(sid, meta),
             Err(e) => {
                 eprintln!("session-manager: fs store: catalog refresh of {sid:?}: {e}");
                 *guard = None; // rebuilt from the files on the next list
@@ -85,22 +96,47 @@ impl Catalog {
         }
     }
 
+    /// Runs `f` on the catalog, building it on first use.
+    fn with_built<R>(&self, data_dir: &Path, f: impl FnOnce(&Metas) -> R) -> Result<R, StoreError> {
+        let mut guard = self.lock();
+        let metas = match guard.take() {
+            Some(metas) => metas,
+            None => build(data_dir)?,
+        };
+        Ok(f(guard.insert(metas)))
+    }
+
     /// Every listed meta; builds the catalog on first use.
     pub(crate) fn list(&self, data_dir: &Path) -> Result<Vec<SessionMeta>, StoreError> {
-        let mut guard = self.lock();
-        if guard.is_none() {
-            *guard = Some(build(data_dir)?);
-        }
-        Ok(guard.as_ref().map(|m| m.values().cloned().collect()).unwrap_or_default())
+        self.with_built(data_dir, |m| m.by_id.values().cloned().collect())
+    }
+
+    /// One ordered, filtered page; builds the catalog on first use.
+    pub(crate) fn page(
+        &self,
+        data_dir: &Path,
+        query: &ListQuery<'_>,
+    ) -> Result<Vec<SessionMeta>, StoreError> {
+        self.with_built(data_dir, |m| m.page(query))
+    }
+
+    /// [`Catalog::page`] only when that cannot wait: the catalog is built and not locked.
+    pub(crate) fn try_page(&self, query: &ListQuery<'_>) -> Option<Vec<SessionMeta>> {
+        let guard = match self.metas.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        guard.as_ref().map(|m| m.page(query))
     }
 
     /// Writes the on-disk catalog (only if it was built). Needs no concurrent writers to be exact;
     /// a stale line is harmless because its stamp will not match.
     pub(crate) fn save(&self, io: &dyn FsIo, data_dir: &Path) -> Result<(), StoreError> {
         let guard = self.lock();
-        let Some(map) = guard.as_ref() else { return Ok(()) };
+        let Some(metas) = guard.as_ref() else { return Ok(()) };
         let mut out = Vec::new();
-        for (sid, meta) in map {
+        for (sid, meta) in &metas.by_id {
             let file = format!("{}.jsonl", enc(sid));
             let Ok(stat) = fs::metadata(data_dir.join(&file)) else { continue };
             let line = Line { file, stamp: Stamp::of(&stat), meta: meta.clone() };
@@ -124,10 +160,10 @@ fn read_saved(data_dir: &Path) -> HashMap<String, (Stamp, SessionMeta)> {
         .collect()
 }
 
-fn build(data_dir: &Path) -> Result<HashMap<String, SessionMeta>, StoreError> {
+fn build(data_dir: &Path) -> Result<Metas, StoreError> {
     let saved = read_saved(data_dir);
     let entries = fs::read_dir(data_dir).map_err(|e| io_err("list", data_dir, &e))?;
-    let mut metas = HashMap::new();
+    let mut metas = Metas::default();
     for entry in entries {
         let entry = entry.map_err(|e| io_err("list", data_dir, &e))?;
         let name = entry.file_name();
@@ -147,8 +183,8 @@ fn build(data_dir: &Path) -> Result<HashMap<String, SessionMeta>, StoreError> {
             Some((stamp, meta)) if *stamp == Stamp::of(&stat) => Some(meta.clone()),
             _ => scan_meta(&entry.path())?,
         };
-        if let Some(meta) = meta {
-            metas.insert(sid, meta);
+        if meta.is_some() {
+            metas.set(&sid, meta);
         }
     }
     Ok(metas)

@@ -11,7 +11,7 @@
 //!   ([`INLINE_LOAD_MAX_BYTES`]); `list_entries` only for sessions up to
 //!   [`INLINE_SCAN_MAX_BYTES`] (an O(n) copy);
 //! * never `list_metas` (may build the catalog from the directory), attachments (file IO) nor any
-//!   write (`apply`).
+//!   write (`apply`); `list_page` only from a built catalog that is not locked.
 //!
 //! Anything else *refuses*: it returns an error and marks the view, and the caller reruns the
 //! whole call on a blocking thread against the store itself. Since the view never writes, the
@@ -21,6 +21,8 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
 
+use session_core::meta_order::ListQuery;
+use session_core::path::{PathSelect, PathSpot};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError};
 
@@ -104,6 +106,31 @@ impl Store for Inline<'_> {
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
         self.refuse()
+    }
+
+    fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
+        match self.refused.get() {
+            false => self.fs.catalog.try_page(query).map_or_else(|| self.refuse(), Ok),
+            true => self.refuse(),
+        }
+    }
+
+    fn path_locate(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        entry_id: Option<&str>,
+    ) -> Result<PathSpot, StoreError> {
+        self.read(session_id, |l| l.state.path_locate(session_id, leaf, entry_id))?
+    }
+
+    fn path_select(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        query: &PathSelect,
+    ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
+        self.read(session_id, |l| l.state.path_select(session_id, leaf, query))?
     }
 
     fn get_entry(

@@ -15,6 +15,8 @@
 //! * **Concurrency:** one `session::Slot` (mutex + cached state) per session in a sharded map:
 //!   readers and writers of different sessions never wait for each other.
 //! * **Memory:** sessions load on first touch; an LRU pass evicts idle sessions past the budget.
+//! * **Indexed reads:** a message page is a window of the cached state's path index, a list page
+//!   one of the catalog's list order (issue 12).
 //! * **Listing:** `catalog.rs`; **compaction:** when a file exceeds twice its live snapshot.
 
 mod attachments;
@@ -33,6 +35,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+use session_core::meta_order::ListQuery;
+use session_core::path::{PathSelect, PathSpot};
 use session_core::store::{plan_session_writes_in_place, LogChange};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError, Write};
@@ -430,6 +434,28 @@ impl Store for FsStore {
         limit: usize,
     ) -> Result<FeedPage, StoreError> {
         self.read(session_id, |l| l.state.feed.page(after_seq, limit))
+    }
+
+    fn path_locate(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        entry_id: Option<&str>,
+    ) -> Result<PathSpot, StoreError> {
+        self.read(session_id, |l| l.state.path_locate(session_id, leaf, entry_id))?
+    }
+
+    fn path_select(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        query: &PathSelect,
+    ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
+        self.read(session_id, |l| l.state.path_select(session_id, leaf, query))?
+    }
+
+    fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
+        self.catalog.page(&self.cfg.data_dir, query)
     }
 
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {

@@ -84,3 +84,26 @@ pub fn tree(root: &Path) -> Vec<String> {
     out.sort();
     out
 }
+
+/// The issue-12 oracle after a model step: `store`'s indexed reads of `sid` (path windows,
+/// positions, list pages) agree with walking the chain and sorting every meta; and, when the
+/// state is at hand (`MemStore`), its incrementally kept path index equals one built from scratch.
+pub fn indexed_reads_agree(
+    store: &dyn Store,
+    state: Option<&session_core::record::SessionState>,
+    sid: &str,
+) -> Result<(), String> {
+    use session_core::conformance::{indexed_reads_agree, Probe};
+    indexed_reads_agree(store, sid, Probe::Sample)?;
+    if let Some(state) = state {
+        let rebuilt =
+            session_core::path_index::PathIndex::build(state.leaf.as_deref(), &state.entries);
+        if *state.path_index() != rebuilt {
+            return Err(format!(
+                "{sid}: path index {:?} differs from a rebuilt {rebuilt:?}",
+                state.path_index()
+            ));
+        }
+    }
+    Ok(())
+}
