@@ -229,6 +229,8 @@ impl Store for MemStore {
     }
 
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
-        Ok(self.read(|i| i.order.page(query, |sid| i.state(sid).and_then(|s| s.meta.as_ref()))))
+        Ok(self.read(|i| {
+            i.order.page(query, |sid| i.state(sid)?.meta.as_ref().map(alloc::borrow::Cow::Borrowed))
+        }))
     }
 }

@@ -3,6 +3,7 @@
 //! page plus the sessions its filter skips, not every session), and computed by sorting every
 //! meta otherwise — the sort is also the index's test oracle.
 
+use alloc::borrow::Cow;
 use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -116,11 +117,12 @@ impl MetaOrder {
         self.created.is_empty()
     }
 
-    /// The page `query` asks for; `meta` finds a listed session's meta.
+    /// The page `query` asks for; `meta` finds a listed session's meta (borrowed from where the
+    /// store keeps it, or decoded).
     pub fn page<'m>(
         &self,
         query: &ListQuery<'_>,
-        meta: impl Fn(&str) -> Option<&'m SessionMeta>,
+        meta: impl Fn(&str) -> Option<Cow<'m, SessionMeta>>,
     ) -> Vec<SessionMeta> {
         let set = match query.order {
             ListOrder::CreatedAsc | ListOrder::CreatedDesc => &self.created,
@@ -138,7 +140,7 @@ impl MetaOrder {
         while page.len() < query.limit {
             let Some(key) = (if desc { keys.next_back() } else { keys.next() }) else { break };
             match meta(&key[KEY_DIGITS..]) {
-                Some(m) if (query.keep)(m) => page.push(m.clone()),
+                Some(m) if (query.keep)(&m) => page.push(m.into_owned()),
                 _ => {}
             }
         }

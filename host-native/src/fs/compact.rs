@@ -171,7 +171,7 @@ fn run(shared: &Shared) {
     }
 }
 
-fn lock(slot: &Slot) -> MutexGuard<'_, Option<Loaded>> {
+fn lock(slot: &Slot) -> MutexGuard<'_, Option<Box<Loaded>>> {
     slot.inner.lock().unwrap_or_else(|p| p.into_inner())
 }
 

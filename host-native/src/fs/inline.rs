@@ -62,7 +62,7 @@ impl Inline<'_> {
     fn with_loaded<R>(
         &self,
         sid: &str,
-        f: impl FnOnce(&mut Option<Loaded>) -> Result<R, StoreError>,
+        f: impl FnOnce(&mut Option<Box<Loaded>>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         if self.refused.get() {
             return self.refuse();
@@ -82,7 +82,7 @@ impl Inline<'_> {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     _ => return self.refuse(),
                 }
-                *guard = Some(Loaded::load(&ctx, sid)?);
+                *guard = Some(Box::new(Loaded::load(&ctx, sid)?));
                 loaded_now = true;
             }
             slot.last_used.store(self.fs.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
@@ -95,7 +95,7 @@ impl Inline<'_> {
     }
 
     fn read<R>(&self, sid: &str, f: impl FnOnce(&Loaded) -> R) -> Result<R, StoreError> {
-        self.with_loaded(sid, |slot| slot.as_ref().map(f).ok_or_else(not_loaded))
+        self.with_loaded(sid, |slot| slot.as_deref().map(f).ok_or_else(not_loaded))
     }
 }
 

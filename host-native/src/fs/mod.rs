@@ -196,14 +196,14 @@ impl FsStore {
     fn with_loaded<R>(
         &self,
         sid: &str,
-        f: impl FnOnce(&mut Option<Loaded>) -> Result<R, StoreError>,
+        f: impl FnOnce(&mut Option<Box<Loaded>>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
         let slot = self.slot(sid);
         let mut loaded_now = false;
         let result = {
             let mut guard = lock(&slot.inner);
             if guard.is_none() {
-                *guard = Some(Loaded::load(&self.ctx(), sid)?);
+                *guard = Some(Box::new(Loaded::load(&self.ctx(), sid)?));
                 loaded_now = true;
             }
             slot.last_used.store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
@@ -216,7 +216,7 @@ impl FsStore {
     }
 
     fn read<R>(&self, sid: &str, f: impl FnOnce(&Loaded) -> R) -> Result<R, StoreError> {
-        self.with_loaded(sid, |slot| slot.as_ref().map(f).ok_or_else(not_loaded))
+        self.with_loaded(sid, |slot| slot.as_deref().map(f).ok_or_else(not_loaded))
     }
 
     /// Drops the least recently used sessions until the cache is under 3/4 of its budget; never
@@ -230,7 +230,7 @@ impl FsStore {
                 continue;
             }
             let cost = match slot.inner.try_lock() {
-                Ok(guard) => guard.as_ref().map(Loaded::cost),
+                Ok(guard) => guard.as_deref().map(Loaded::cost),
                 Err(_) => None,
             };
             if let Some(cost) = cost {
@@ -255,11 +255,25 @@ impl FsStore {
                 }
             }
         }
+        self.prune_idle_slots();
+    }
+
+    /// Drops the slots of sessions that are not cached and that no thread holds, so memory and
+    /// the eviction pass follow the cached sessions, not every session ever touched. Under each
+    /// shard's write lock nobody can take a new reference, so a slot held only by the map is
+    /// unused; the next touch makes a fresh one.
+    fn prune_idle_slots(&self) {
+        for shard in &self.shards {
+            let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
+            map.retain(|_, slot| {
+                Arc::strong_count(slot) > 1 || !matches!(slot.inner.try_lock().as_deref(), Ok(None))
+            });
+        }
     }
 
     fn apply_locked(
         &self,
-        slot: &mut Option<Loaded>,
+        slot: &mut Option<Box<Loaded>>,
         changes: &ChangeSet,
     ) -> Result<Applied, StoreError> {
         let sid = changes.session_id.as_str();
@@ -463,12 +477,38 @@ impl Store for FsStore {
         let mut compact = false;
         let applied = self.with_loaded(sid, |slot| {
             let applied = self.apply_locked(slot, changes);
-            compact = slot.as_mut().is_some_and(Loaded::wants_compaction);
+            compact = slot.as_deref_mut().is_some_and(Loaded::wants_compaction);
             applied
         });
         if compact {
             self.compactor.submit(sid, self.slot(sid));
         }
         applied
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use session_core::conformance::sample_meta;
+
+    /// Memory follows the cached sessions, not every session ever touched: evicted sessions'
+    /// slots leave the map (issue 12: RSS after touching 100k sessions).
+    #[test]
+    fn evicted_sessions_leave_no_slot_behind() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = FsConfig::new(dir.path()).sync(SyncMode::Never);
+        cfg.max_cached_sessions = 8;
+        let store = FsStore::open(cfg).expect("open");
+        for i in 0..200 {
+            let sid = format!("s{i}");
+            let put = ChangeSet::new(&sid).with(Write::PutMeta(sample_meta(&sid, i)));
+            store.apply(&put).expect("apply");
+        }
+        let slots = store.all_slots().len();
+        assert!(slots <= 8, "{slots} slots held for {} cached sessions", store.cached_sessions());
+        // The pruned sessions still read back.
+        assert_eq!(store.get_meta("s3").expect("read").map(|m| m.created_at), Some(3));
+        assert_eq!(store.list_metas().expect("list").len(), 200);
     }
 }

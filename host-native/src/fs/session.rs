@@ -27,11 +27,13 @@ pub(crate) const MEMORY_PER_FILE_BYTE: usize = 3;
 /// Below this size a file is never compacted.
 pub(crate) const COMPACT_MIN_BYTES: u64 = 16 * 1024;
 
-/// A session's lock, cached state and LRU tick. Slots are never removed from the store's map, so
-/// two threads never hold different locks for one session.
+/// A session's lock, cached state (boxed: an idle slot costs a pointer, not a whole state) and
+/// LRU tick. A slot leaves the store's map only when nothing else holds it and it caches nothing
+/// (checked under the shard's write lock, [`super::FsStore`]'s `prune_idle_slots`), so two
+/// threads never hold different locks for one session.
 #[derive(Debug, Default)]
 pub(crate) struct Slot {
-    pub(crate) inner: Mutex<Option<Loaded>>,
+    pub(crate) inner: Mutex<Option<Box<Loaded>>>,
     pub(crate) last_used: AtomicU64,
 }
 
