@@ -63,9 +63,10 @@ pub struct ReplayStats {
 
 /// What must happen to the end of a log before the next append (contract §5.5 tail repair,
 /// extended to groups).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum TailRepair {
     /// Empty or ends with `\n`: append as is.
+    #[default]
     None,
     /// The last line is unterminated but valid: write a `\n` first.
     Newline,
@@ -183,86 +184,134 @@ pub fn replay_into(state: &mut SessionState, bytes: &[u8]) -> ReplayStats {
 }
 
 /// An open group while walking.
+#[derive(Debug)]
 struct Open {
     /// Byte offset of its `begin` line.
     start: usize,
     /// Member lines still to come.
     missing: usize,
     records: Vec<Record>,
+    /// Where each of `records` came from: its line's byte offset and length.
+    spans: Vec<(usize, usize)>,
     /// The first member's 1-based line number.
     first_line: usize,
     /// Lines that dropping the group would skip (the marker and its valid members).
     lines: usize,
 }
 
-/// The replay rules of this module, once: hands every change set replay applies to `apply`, in
-/// order, with the 1-based line number of its first record line (a plain line is a change set
-/// of its own), and returns the counters and the tail repair.
-pub fn walk(bytes: &[u8], mut apply: impl FnMut(usize, &[Record])) -> (ReplayStats, TailRepair) {
-    let mut stats = ReplayStats::default();
-    let mut repair = TailRepair::None;
-    let mut open: Option<Open> = None;
+/// A change set as replay applies it.
+#[derive(Debug, Clone, Copy)]
+pub struct Applied<'a> {
+    /// 1-based line number of its first record line (a plain line is a change set of its own).
+    pub line: usize,
+    pub records: &'a [Record],
+    /// Byte offset and length (without the `\n`) of the line each record was read from.
+    pub spans: &'a [(usize, usize)],
+}
+
+/// The replay rules of this module, once, fed line by line (so a host can replay a file without
+/// holding it whole): [`Walker::line`] for every piece between `\n`s, then [`Walker::finish`].
+#[derive(Debug, Default)]
+pub struct Walker {
+    stats: ReplayStats,
+    repair: TailRepair,
+    open: Option<Open>,
     // Start of the dropped groups right before the open one: the repair cuts them too, else the
     // next append would complete none of them and be dropped with them.
-    let mut dropped_since: Option<usize> = None;
-    let mut start = 0;
-    for (index, piece) in bytes.split(|b| *b == b'\n').enumerate() {
-        let at = start;
-        start += piece.len() + 1;
-        let terminated = start <= bytes.len();
+    dropped_since: Option<usize>,
+    /// Lines and bytes read so far.
+    index: usize,
+    start: usize,
+}
+
+impl Walker {
+    /// Starts a walk at byte `offset` of a file (spans and repairs count from the file's start).
+    pub fn at(offset: usize) -> Walker {
+        Walker { start: offset, ..Walker::default() }
+    }
+
+    /// Reads one piece of the file: the bytes up to a `\n` (`terminated`) or the end of the file.
+    /// Hands every change set that completes to `apply`.
+    pub fn line(&mut self, piece: &[u8], terminated: bool, apply: &mut dyn FnMut(Applied<'_>)) {
+        let at = self.start;
+        let index = self.index;
+        self.index += 1;
+        self.start += piece.len() + 1;
         let line = parse_line(piece);
         if !terminated && !piece.is_empty() {
-            repair = match line {
+            self.repair = match line {
                 Line::Blank | Line::Invalid => TailRepair::Truncate(at),
                 Line::Records(_) | Line::Begin(_) => TailRepair::Newline,
             };
         }
         if matches!(line, Line::Blank) {
-            continue;
+            return;
         }
-        stats.lines += 1;
+        self.stats.lines += 1;
         match line {
             Line::Blank => {}
             Line::Begin(lines) => {
-                if let Some(dropped) = open.take() {
-                    stats.skipped += dropped.lines;
-                    dropped_since.get_or_insert(dropped.start);
+                if let Some(dropped) = self.open.take() {
+                    self.stats.skipped += dropped.lines;
+                    self.dropped_since.get_or_insert(dropped.start);
                 }
-                let first_line = index + 2;
-                open = Some(Open {
+                self.open = Some(Open {
                     start: at,
                     missing: lines,
                     records: Vec::new(),
-                    first_line,
+                    spans: Vec::new(),
+                    first_line: index + 2,
                     lines: 1,
                 });
             }
-            Line::Records(records) => match &mut open {
+            Line::Records(records) => match &mut self.open {
                 Some(group) => {
+                    group.spans.extend(records.iter().map(|_| (at, piece.len())));
                     group.records.extend(records);
                     group.missing = group.missing.saturating_sub(1);
                     group.lines += 1;
                 }
-                None => apply(index + 1, &records),
+                None => {
+                    let spans: Vec<(usize, usize)> =
+                        records.iter().map(|_| (at, piece.len())).collect();
+                    apply(Applied { line: index + 1, records: &records, spans: &spans });
+                }
             },
             Line::Invalid => {
-                stats.skipped += 1;
+                self.stats.skipped += 1;
                 // A torn fragment is not a line: it never completes a group.
-                if let Some(group) = open.as_mut().filter(|_| terminated) {
+                if let Some(group) = self.open.as_mut().filter(|_| terminated) {
                     group.missing = group.missing.saturating_sub(1);
                 }
             }
         }
-        if let Some(group) = open.take_if(|g| g.missing == 0) {
-            apply(group.first_line, &group.records);
-            dropped_since = None;
+        if let Some(group) = self.open.take_if(|g| g.missing == 0) {
+            apply(Applied { line: group.first_line, records: &group.records, spans: &group.spans });
+            self.dropped_since = None;
         }
     }
-    if let Some(dropped) = open {
-        stats.skipped += dropped.lines;
-        repair = TailRepair::Truncate(dropped_since.unwrap_or(dropped.start));
+
+    /// The counters and the tail repair, once every piece was read.
+    pub fn finish(mut self) -> (ReplayStats, TailRepair) {
+        if let Some(dropped) = self.open.take() {
+            self.stats.skipped += dropped.lines;
+            self.repair = TailRepair::Truncate(self.dropped_since.unwrap_or(dropped.start));
+        }
+        (self.stats, self.repair)
     }
-    (stats, repair)
+}
+
+/// The replay rules of this module over a whole file ([`Walker`]): hands every change set replay
+/// applies to `apply`, in order, with the 1-based line number of its first record line, and
+/// returns the counters and the tail repair.
+pub fn walk(bytes: &[u8], mut apply: impl FnMut(usize, &[Record])) -> (ReplayStats, TailRepair) {
+    let mut walker = Walker::default();
+    let mut start = 0;
+    for piece in bytes.split(|b| *b == b'\n') {
+        start += piece.len() + 1;
+        walker.line(piece, start <= bytes.len(), &mut |set| apply(set.line, set.records));
+    }
+    walker.finish()
 }
 
 /// Decides the tail repair for a log whose content is `bytes`: cut an incomplete trailing group

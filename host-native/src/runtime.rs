@@ -104,6 +104,13 @@ impl Runtime {
     }
 
     /// Whether this runtime is authoritative (serves `session::store::*`, feeds bridges).
+    /// The feed retention the fs store's replays keep (a bridge keeps no feed).
+    pub fn set_feed_retention(&self, retention: usize) {
+        if let Some(fs) = &self.fs {
+            fs.set_feed_retention(retention);
+        }
+    }
+
     pub fn is_fs(&self) -> bool {
         matches!(self.adapter, AdapterConfig::Fs(_))
     }

@@ -6,6 +6,8 @@
 use std::sync::{Mutex, RwLock};
 
 use session_core::conformance::CHECKS;
+use session_core::meta_order::ListQuery;
+use session_core::path::{PathSelect, PathSpot};
 use session_core::store::{Applied, ChangeSet};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Store, StoreError};
@@ -53,6 +55,17 @@ mod tiny_cache {
     session_core::conformance_tests!(super::factory(super::tiny_cache));
 }
 
+/// Every session keeps its entries' bodies on disk, only stubs in memory (`spill.rs`).
+fn spilled(dir: &std::path::Path) -> FsConfig {
+    let mut cfg = FsConfig::new(dir).sync(SyncMode::Never);
+    cfg.spill_above = 0;
+    cfg
+}
+
+mod spilled {
+    session_core::conformance_tests!(super::factory(super::spilled));
+}
+
 /// An `FsStore` closed and reopened on its data_dir after every `apply`, failed ones included (a
 /// refused change set must leave nothing in the files either). No fsync: a clean close leaves
 /// every write in the files whatever the sync mode.
@@ -68,8 +81,9 @@ impl Restarting {
         Restarting { store: RwLock::new(Some(Self::open(&dir))), dir }
     }
 
+    /// Spilling, so every read after a restart is served from stubs a replay left.
     fn open(dir: &tempfile::TempDir) -> FsStore {
-        FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("reopen")
+        FsStore::open(spilled(dir.path())).expect("reopen")
     }
 
     fn read<R>(&self, f: impl FnOnce(&FsStore) -> R) -> R {
@@ -112,6 +126,20 @@ impl Store for Restarting {
     }
     fn changes(&self, sid: &str, after: u64, limit: usize) -> Result<FeedPage, StoreError> {
         self.read(|s| s.changes(sid, after, limit))
+    }
+    fn path_locate(&self, sid: &str, leaf: &str, id: Option<&str>) -> Result<PathSpot, StoreError> {
+        self.read(|s| s.path_locate(sid, leaf, id))
+    }
+    fn path_select(
+        &self,
+        sid: &str,
+        leaf: &str,
+        query: &PathSelect,
+    ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
+        self.read(|s| s.path_select(sid, leaf, query))
+    }
+    fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
+        self.read(|s| s.list_page(query))
     }
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
         let mut slot = self.store.write().expect("lock");

@@ -217,6 +217,7 @@ fn open(dir: &Path) -> FsStore {
     let mut cfg = FsConfig::new(dir).sync(SyncMode::Never);
     cfg.compact_min_bytes = 256; // background compactions within short sequences
     cfg.max_cached_sessions = 2; // and evictions (a reload replays the log)
+    cfg.spill_above = 2048; // sessions that grow past 2 KB keep stubs, their bodies on disk
     FsStore::open(cfg).expect("open")
 }
 

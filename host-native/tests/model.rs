@@ -96,6 +96,7 @@ fn open(dir: &Path) -> FsStore {
     let mut cfg = FsConfig::new(dir).sync(SyncMode::Never);
     cfg.compact_min_bytes = 512; // small, so compaction happens within short sequences
     cfg.max_cached_sessions = 2; // and eviction too
+    cfg.spill_above = 0; // and every entry a stub, its body read back from its line
     FsStore::open(cfg).expect("open")
 }
 

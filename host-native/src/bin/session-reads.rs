@@ -56,6 +56,10 @@ struct Args {
     /// PID of the session-manager process: report its VmRSS / VmHWM after each size.
     #[arg(long)]
     worker_pid: Option<u32>,
+    /// Text bytes of every message instead of the default ~200-400 (e.g. 2300: a coding
+    /// agent's ~2.3 KB entries).
+    #[arg(long)]
+    text_bytes: Option<usize>,
 }
 
 const NOOP: &str = "session-reads::noop";
@@ -71,6 +75,7 @@ const IN_FLIGHT: usize = 32;
 struct Bench {
     iii: IIIClient,
     ms: u64,
+    text_bytes: Option<usize>,
     resent: AtomicUsize,
     failed: AtomicUsize,
 }
@@ -143,13 +148,14 @@ fn text(seed: usize, len: usize) -> String {
 }
 
 /// Message `i` of a session: user on even `i`, assistant on odd, ~200-400 bytes of JSON.
-fn message(i: usize) -> Value {
+fn message(i: usize, text_bytes: Option<usize>) -> Value {
     let ts = 1_700_000_000_000_i64 + i as i64 * 1000;
-    let content = json!([{"type": "text", "text": text(i, 120 + i * 37 % 200)}]);
+    let len = |base: usize| text_bytes.unwrap_or(base + i * 37 % 200);
+    let content = json!([{"type": "text", "text": text(i, len(120))}]);
     if i.is_multiple_of(2) {
         return json!({"role": "user", "content": content, "timestamp": ts});
     }
-    let reply = json!([{"type": "text", "text": text(i, 60 + i * 37 % 200)}]);
+    let reply = json!([{"type": "text", "text": text(i, len(60))}]);
     json!({"role": "assistant", "content": reply, "stop_reason": "end", "model": "model-1",
         "provider": "provider-1", "timestamp": ts, "usage": {"input": 900 + i, "output": 120}})
 }
@@ -309,7 +315,7 @@ async fn populate(b: &Bench, sid: &str, n: usize) {
     let mut done = 0;
     while done < n {
         let k = BATCH.min(n - done);
-        let messages: Vec<Value> = (done..done + k).map(message).collect();
+        let messages: Vec<Value> = (done..done + k).map(|i| message(i, b.text_bytes)).collect();
         let payload = json!({"session_id": sid, "messages": messages});
         for attempt in 0.. {
             let Err(e) = b.once("session::append-many", payload.clone()).await else { break };
@@ -452,6 +458,7 @@ async fn main() {
     let b = Arc::new(Bench {
         iii,
         ms: args.call_timeout_ms,
+        text_bytes: args.text_bytes,
         resent: AtomicUsize::new(0),
         failed: AtomicUsize::new(0),
     });

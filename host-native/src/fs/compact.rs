@@ -33,6 +33,7 @@ use session_core::StoreError;
 
 use super::io::{io_err, sync_dir};
 use super::session::{Loaded, Slot};
+use super::spill;
 use super::vfs::FsIo;
 
 static EPOCH: AtomicU64 = AtomicU64::new(1);
@@ -186,7 +187,8 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
         if !loaded.on_disk || loaded.repair != TailRepair::None {
             return Ok(false);
         }
-        let snapshot = jsonl::encode_snapshot(&loaded.state);
+        // Stubs' bodies are read back from the live file (`spill.rs`).
+        let snapshot = spill::snapshot_bytes(&path, &loaded.state, &loaded.spilled)?;
         let live = snapshot.len() as u64;
         if loaded.len <= 2 * live {
             loaded.compact_at = (2 * live).max(shared.compact_min);
@@ -261,7 +263,15 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
         give_up(slot);
         return Err(io_err("rename", &tmp, &e));
     }
-    // The new file is live: the cached handle points at the old one.
+    // The new file is live: the cached handle points at the old one, and the stubs' spans too
+    // (a session with stubs is replayed from the new file on next touch).
+    if loaded.spilled.any() {
+        *guard = None;
+        if shared.durable {
+            sync_dir(io, &shared.data_dir)?;
+        }
+        return Ok(false);
+    }
     let live = snapshot.len() as u64;
     loaded.file = None;
     loaded.len = live + tail_len;

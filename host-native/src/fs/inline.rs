@@ -130,7 +130,11 @@ impl Store for Inline<'_> {
         leaf: &str,
         query: &PathSelect,
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
-        self.read(session_id, |l| l.state.path_select(session_id, leaf, query))?
+        self.with_loaded(session_id, |slot| match slot.as_deref() {
+            Some(l) if l.spilled.any() => self.refuse(),
+            Some(l) => l.state.path_select(session_id, leaf, query),
+            None => Err(not_loaded()),
+        })
     }
 
     fn get_entry(
@@ -138,12 +142,17 @@ impl Store for Inline<'_> {
         session_id: &str,
         entry_id: &str,
     ) -> Result<Option<SessionEntry>, StoreError> {
-        self.read(session_id, |l| l.state.entries.get(entry_id).cloned())
+        self.with_loaded(session_id, |slot| match slot.as_deref() {
+            // A stub's body is a disk read.
+            Some(l) if l.spilled.any() => self.refuse(),
+            Some(l) => Ok(l.state.entries.get(entry_id).cloned()),
+            None => Err(not_loaded()),
+        })
     }
 
     fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
         self.with_loaded(session_id, |slot| match slot.as_ref() {
-            Some(l) if l.file_len() <= INLINE_SCAN_MAX_BYTES => {
+            Some(l) if l.file_len() <= INLINE_SCAN_MAX_BYTES && !l.spilled.any() => {
                 Ok(l.state.entries.values().cloned().collect())
             }
             Some(_) => self.refuse(),

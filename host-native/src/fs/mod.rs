@@ -26,6 +26,7 @@ mod faulty;
 mod inline;
 mod io;
 mod session;
+mod spill;
 mod sync;
 mod vfs;
 
@@ -54,6 +55,9 @@ pub use vfs::{FsIo, RealIo};
 
 const SHARDS: usize = 16;
 
+/// Default [`FsConfig::spill_above`]: a session this large would take ~12 MB held whole.
+pub const SPILL_ABOVE_BYTES: u64 = 4 << 20;
+
 /// Configuration of an [`FsStore`].
 #[derive(Debug, Clone)]
 pub struct FsConfig {
@@ -67,6 +71,12 @@ pub struct FsConfig {
     pub max_cached_sessions: usize,
     /// Files smaller than this are never compacted.
     pub compact_min_bytes: u64,
+    /// Changes of each session's feed a replay keeps (the worker sets its `feed_retention`;
+    /// writes trim to the retention they are given).
+    pub feed_retention: usize,
+    /// Sessions whose log reaches this many bytes keep their entries' bodies on disk and only
+    /// stubs in memory (`spill.rs`); 0 spills every session (tests).
+    pub spill_above: u64,
     /// Every write-side file operation goes through this seam ([`RealIo`]; tests inject faults).
     pub io: Arc<dyn FsIo>,
 }
@@ -96,6 +106,8 @@ impl FsConfig {
             cache_bytes: 32 << 20,
             max_cached_sessions: default_max_cached_sessions(),
             compact_min_bytes: COMPACT_MIN_BYTES,
+            spill_above: SPILL_ABOVE_BYTES,
+            feed_retention: session_core::feed::DEFAULT_RETENTION,
             io: Arc::new(RealIo),
         }
     }
@@ -122,6 +134,7 @@ pub struct FsStore {
     tick: AtomicU64,
     evicting: Mutex<()>,
     compactor: Compactor,
+    feed_retention: std::sync::atomic::AtomicUsize,
 }
 
 impl FsStore {
@@ -137,6 +150,7 @@ impl FsStore {
             attachments,
             tick: AtomicU64::new(0),
             evicting: Mutex::new(()),
+            feed_retention: std::sync::atomic::AtomicUsize::new(cfg.feed_retention),
             compactor: Compactor::start(
                 &cfg.data_dir,
                 cfg.sync != SyncMode::Never,
@@ -149,6 +163,11 @@ impl FsStore {
 
     pub fn config(&self) -> &FsConfig {
         &self.cfg
+    }
+
+    /// The feed retention replays keep from now on (a hot reload of `feed_retention`).
+    pub fn set_feed_retention(&self, retention: usize) {
+        self.feed_retention.store(retention.max(1), Ordering::Relaxed);
     }
 
     /// Writes the catalog now (it is also written on drop).
@@ -171,6 +190,8 @@ impl FsStore {
             data_dir: &self.cfg.data_dir,
             sync: self.cfg.sync,
             compact_min: self.cfg.compact_min_bytes,
+            spill_above: self.cfg.spill_above,
+            feed_retention: self.feed_retention.load(Ordering::Relaxed),
             io: &*self.cfg.io,
         }
     }
@@ -280,6 +301,21 @@ impl FsStore {
         let ctx = self.ctx();
         let durable = ctx.sync != SyncMode::Never;
         let loaded = slot.as_mut().ok_or_else(not_loaded)?;
+        // Writes that use an existing entry's content need its body, not its stub.
+        if loaded.spilled.any() {
+            let path = ctx.log_path(sid);
+            for write in &changes.writes {
+                let id = match write {
+                    Write::CommitAppend { entry, .. } => entry.id(),
+                    Write::AppendDelta { delta, .. } => delta.entry_id.as_str(),
+                    _ => continue,
+                };
+                if let Err(e) = loaded.spilled.hydrate(&path, &mut loaded.state, id) {
+                    *slot = None;
+                    return Err(e);
+                }
+            }
+        }
         let (log, mut applied) =
             match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
                 Ok(planned) => planned,
@@ -288,6 +324,7 @@ impl FsStore {
                     return Err(e);
                 }
             };
+        loaded.spilled.forget_replaced(&changes.writes);
         let next_is_empty = !loaded.state.holds_session();
         let writes = &changes.writes;
         let has_attachment_deletes = writes
@@ -404,11 +441,17 @@ impl Store for FsStore {
         session_id: &str,
         entry_id: &str,
     ) -> Result<Option<SessionEntry>, StoreError> {
-        self.read(session_id, |l| l.state.entries.get(entry_id).cloned())
+        let path = self.ctx().log_path(session_id);
+        self.read(session_id, |l| l.spilled.body(&path, &l.state, entry_id))?
     }
 
     fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
-        self.read(session_id, |l| l.state.entries.values().cloned().collect())
+        let path = self.ctx().log_path(session_id);
+        self.read(session_id, |l| {
+            let mut entries: Vec<SessionEntry> = l.state.entries.values().cloned().collect();
+            l.spilled.fill(&path, &mut entries)?;
+            Ok(entries)
+        })?
     }
 
     fn get_active_leaf(&self, session_id: &str) -> Result<Option<String>, StoreError> {
@@ -465,7 +508,14 @@ impl Store for FsStore {
         leaf: &str,
         query: &PathSelect,
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
-        self.read(session_id, |l| l.state.path_select(session_id, leaf, query))?
+        let path = self.ctx().log_path(session_id);
+        self.read(session_id, |l| {
+            let mut found = l.state.path_select(session_id, leaf, query)?;
+            for (_, entry) in &mut found {
+                l.spilled.fill(&path, std::slice::from_mut(entry))?;
+            }
+            Ok(found)
+        })?
     }
 
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
@@ -510,5 +560,29 @@ mod tests {
         // The pruned sessions still read back.
         assert_eq!(store.get_meta("s3").expect("read").map(|m| m.created_at), Some(3));
         assert_eq!(store.list_metas().expect("list").len(), 200);
+    }
+
+    /// A replay keeps the newest `feed_retention` changes, not every change the log holds
+    /// (the memory of a large session after a restart).
+    #[test]
+    fn a_replay_keeps_only_the_retained_feed() {
+        use session_core::feed::PendingChange;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("open");
+        store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).expect("meta");
+        for n in 0..40 {
+            let change = PendingChange::Known { change_type: "t".into(), payload: n.into() };
+            let feed = Write::Feed { timestamp: n, retention: 1000, changes: vec![change] };
+            store.apply(&ChangeSet::new("s").with(feed)).expect("feed");
+        }
+        assert_eq!(store.changes("s", 0, 100).expect("page").changes.len(), 40);
+        drop(store);
+        let mut cfg = FsConfig::new(dir.path()).sync(SyncMode::Never);
+        cfg.feed_retention = 8;
+        let store = FsStore::open(cfg).expect("reopen");
+        let page = store.changes("s", 0, 100).expect("page");
+        assert_eq!((page.latest_seq, page.truncated), (40, true));
+        let kept = store.changes("s", 32, 100).expect("page");
+        assert_eq!((kept.truncated, kept.changes.len(), kept.changes[0].seq), (false, 8, 33));
     }
 }

@@ -5,7 +5,7 @@
 //! so the next touch replays what the disk really holds. Nobody observes the state in between.
 
 use std::fs::{self, File};
-use std::io;
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -16,6 +16,7 @@ use session_core::StoreError;
 
 use super::compact::next_epoch;
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
+use super::spill::{self, Spilled, STUB_COST};
 use super::sync::SyncMode;
 use super::vfs::FsIo;
 
@@ -51,6 +52,8 @@ pub(crate) struct Loaded {
     pub(crate) epoch: u64,
     /// A compaction job for this file is queued or running.
     pub(crate) compact_queued: bool,
+    /// The entries held as stubs, their bodies on disk ([`spill`]).
+    pub(crate) spilled: Spilled,
 }
 
 /// Where a session lives and how its writes are flushed.
@@ -59,6 +62,10 @@ pub(crate) struct Ctx<'a> {
     pub(crate) data_dir: &'a Path,
     pub(crate) sync: SyncMode,
     pub(crate) compact_min: u64,
+    /// Logs this large keep their entries' bodies on disk ([`spill`]).
+    pub(crate) spill_above: u64,
+    /// Changes a replay keeps per feed.
+    pub(crate) feed_retention: usize,
     pub(crate) io: &'a dyn FsIo,
 }
 
@@ -88,16 +95,61 @@ pub(crate) fn session_on_disk(data_dir: &Path, sid: &str) -> bool {
 }
 
 impl Loaded {
-    /// Replays the session's file (a missing file is an empty session).
+    /// Replays the session's file (a missing file is an empty session), line by line: a large
+    /// log is never held whole, and its entries become stubs as they are replayed ([`spill`]).
     pub(crate) fn load(ctx: &Ctx<'_>, sid: &str) -> Result<Loaded, StoreError> {
         let path = ctx.log_path(sid);
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => Some(bytes),
+        let file = match File::open(&path) {
+            Ok(file) => Some(file),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_err("read", &path, &e)),
         };
-        let bytes = bytes.as_deref();
-        let (state, stats, repair) = jsonl::replay_with_repair(bytes.unwrap_or_default());
+        let mut state = SessionState::default();
+        let mut spilled = Spilled::default();
+        let mut walker = jsonl::Walker::default();
+        let mut len = 0u64;
+        let on_disk = file.is_some();
+        if let Some(file) = file {
+            let size = file.metadata().map_err(|e| io_err("stat", &path, &e))?.len();
+            let spill = size >= ctx.spill_above;
+            let mut reader = io::BufReader::with_capacity(1 << 16, file);
+            let mut line = Vec::new();
+            let mut failed = None;
+            loop {
+                line.clear();
+                let read =
+                    reader.read_until(b'\n', &mut line).map_err(|e| io_err("read", &path, &e))?;
+                if read == 0 {
+                    break;
+                }
+                len += read as u64;
+                let terminated = line.last() == Some(&b'\n');
+                if terminated {
+                    line.pop();
+                }
+                walker.line(&line, terminated, &mut |set| {
+                    for record in set.records {
+                        // A delta changes its entry's content: the content must be whole.
+                        if let Record::Delta { delta, .. } = record {
+                            if let Err(e) = spilled.hydrate(&path, &mut state, &delta.entry_id) {
+                                failed.get_or_insert(e);
+                            }
+                        }
+                        state.apply(record);
+                    }
+                    let spans: Vec<spill::Span> =
+                        set.spans.iter().map(|&(at, n)| (at as u64, n)).collect();
+                    spilled.note(&mut state, set.records, &spans, spill);
+                    // What the writes kept: the newest `feed_retention`, one once deleted.
+                    let keep = if state.holds_session() { ctx.feed_retention } else { 1 };
+                    state.feed.trim(keep);
+                });
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+        let (stats, repair) = walker.finish();
         if stats.skipped > 0 {
             eprintln!(
                 "session-manager: fs store: {}: skipped {} of {} lines",
@@ -106,24 +158,35 @@ impl Loaded {
                 stats.lines
             );
         }
-        let len = bytes.map_or(0, |b| b.len() as u64);
         Ok(Loaded {
             state,
             file: None,
-            on_disk: bytes.is_some(),
+            on_disk,
             len,
             repair,
             // The first append after a load checks whether the file needs compacting.
             compact_at: len.max(ctx.compact_min),
             epoch: next_epoch(),
             compact_queued: false,
+            spilled,
         })
+    }
+
+    /// Whether this session's writes leave stubs: its log is large.
+    pub(crate) fn spills(&self, ctx: &Ctx<'_>) -> bool {
+        self.len >= ctx.spill_above
     }
 
     /// Bytes this session is charged against the cache budget: its estimated memory, about
     /// [`MEMORY_PER_FILE_BYTE`] times its file (the replayed entries, maps and allocator slack).
+    /// Stubs are charged [`STUB_COST`] each, and only the rest of the file by its bytes.
     pub(crate) fn cost(&self) -> usize {
-        (self.len as usize).saturating_mul(MEMORY_PER_FILE_BYTE).saturating_add(512)
+        let stubs = self.spilled.stubs();
+        let held = (self.len as usize).saturating_sub(stubs.saturating_mul(STUB_COST));
+        held.saturating_mul(MEMORY_PER_FILE_BYTE)
+            .min((self.len as usize).saturating_mul(MEMORY_PER_FILE_BYTE))
+            .saturating_add(stubs.saturating_mul(STUB_COST))
+            .saturating_add(512)
     }
 
     fn open(&mut self, io: &dyn FsIo, path: &Path) -> io::Result<Arc<File>> {
@@ -166,7 +229,9 @@ impl Loaded {
                 self.repair = TailRepair::None;
             }
         }
-        line.extend_from_slice(&jsonl::encode_records(records));
+        let records_at = base + line.len() as u64;
+        let encoded = jsonl::encode_records(records);
+        line.extend_from_slice(&encoded);
         let written = ctx.io.write(&file, &path, &line).map_err(|e| io_err("append to", &path, &e));
         let flushed = written.and_then(|()| {
             if created && ctx.sync != SyncMode::Never {
@@ -183,6 +248,9 @@ impl Loaded {
         self.on_disk = true;
         self.len = base + line.len() as u64;
         self.repair = TailRepair::None;
+        let spans = spill::written_spans(records_at, &encoded, records.len());
+        let spill = self.spills(ctx);
+        self.spilled.note(&mut self.state, records, &spans, spill);
         Ok(())
     }
 
@@ -191,6 +259,8 @@ impl Loaded {
     pub(crate) fn rewrite(&mut self, ctx: &Ctx<'_>, sid: &str) -> Result<(), StoreError> {
         let path = ctx.log_path(sid);
         let durable = ctx.sync != SyncMode::Never;
+        // The new file moves every line: stubs come back whole first (rare: deletions).
+        self.spilled.hydrate_all(&path, &mut self.state)?;
         self.file = None;
         self.epoch = next_epoch();
         if self.state.is_empty() {

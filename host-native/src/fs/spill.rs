@@ -1,0 +1,250 @@
+//! Large sessions keep their entries' bodies on disk (issue 12: memory that does not grow with
+//! a session's bytes). Once a session's log reaches [`super::FsConfig::spill_above`], every entry
+//! line it replays or writes leaves a *stub* in the cached state — the entry with its content
+//! (message blocks, custom data) emptied, so its id, parent, role, timestamp and revision still
+//! drive the state machine and the path index — and the byte span of that line here. A read
+//! gets the body back with one positioned read and one parse of that line.
+//!
+//! The rule that keeps this safe: the cached state never serves a stub's content. Every read
+//! that returns entries goes through [`Spilled::body`]; a write that needs an entry's content
+//! (completing an uncommitted append, an `append-delta`) [`Spilled::hydrate`]s it first; a
+//! snapshot (rewrite, compaction) reads every stub's body ([`snapshot_bytes`]). An entry whose
+//! body changed after its line (a delta) is held whole until the next rewrite or reload.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use session_core::jsonl::{self, Line};
+use session_core::record::{Record, SessionState};
+use session_core::wire::SessionEntry;
+use session_core::StoreError;
+
+use super::io::io_err;
+
+/// Memory a stub is charged against the cache budget: the entry without its content, its map
+/// node, its span and its place in the path index.
+pub(crate) const STUB_COST: usize = 700;
+
+/// Byte offset and length (without `\n`) of a log line.
+pub(crate) type Span = (u64, usize);
+
+/// The stubs of one cached session and where their bodies are.
+#[derive(Debug, Default)]
+pub(crate) struct Spilled {
+    spans: HashMap<String, Span>,
+    /// A read handle of the log, opened on first use, dropped when the file is replaced.
+    reader: OnceLock<File>,
+}
+
+/// Entry `id` from the log line at `span` of `file` (the log at `path`).
+pub(crate) fn read_entry(
+    file: &File,
+    path: &Path,
+    id: &str,
+    (offset, len): Span,
+) -> Result<SessionEntry, StoreError> {
+    use std::os::unix::fs::FileExt;
+    let mut line = vec![0; len];
+    file.read_exact_at(&mut line, offset).map_err(|e| io_err("read", path, &e))?;
+    let lost = |what: &str| {
+        StoreError::Corrupt(format!(
+            "{}: the line at byte {offset} {what} entry {id}",
+            path.display()
+        ))
+    };
+    let Line::Records(records) = jsonl::parse_line(&line) else {
+        return Err(lost("no longer holds"));
+    };
+    records
+        .into_iter()
+        .find_map(|record| match record {
+            Record::Entry { entry } | Record::Append { entry, .. } if entry.id() == id => {
+                Some(entry)
+            }
+            _ => None,
+        })
+        .ok_or_else(|| lost("does not hold"))
+}
+
+/// Empties what a stub does not keep: a message's content, a custom entry's data.
+fn stub(entry: &mut SessionEntry) {
+    match entry {
+        SessionEntry::Message { message, .. } => message.content_mut().clear(),
+        SessionEntry::Custom { data, .. } => *data = serde_json::Value::Null,
+    }
+}
+
+impl Spilled {
+    /// Whether any entry of the session is a stub.
+    pub(crate) fn any(&self) -> bool {
+        !self.spans.is_empty()
+    }
+
+    /// Where stub `id`'s body is, if it is a stub.
+    pub(crate) fn span(&self, id: &str) -> Option<Span> {
+        self.spans.get(id).copied()
+    }
+
+    pub(crate) fn stubs(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The file was replaced (rewrite, compaction): no span is valid any more.
+    pub(crate) fn clear(&mut self) {
+        self.spans.clear();
+        self.reader = OnceLock::new();
+    }
+
+    /// The body of stub `id` from its line.
+    fn read(&self, path: &Path, id: &str, span: Span) -> Result<SessionEntry, StoreError> {
+        let file = match self.reader.get() {
+            Some(file) => file,
+            None => {
+                let file = File::open(path).map_err(|e| io_err("open", path, &e))?;
+                self.reader.get_or_init(|| file)
+            }
+        };
+        read_entry(file, path, id, span)
+    }
+
+    /// Entry `id` whole, from the state or from its line.
+    pub(crate) fn body(
+        &self,
+        path: &Path,
+        state: &SessionState,
+        id: &str,
+    ) -> Result<Option<SessionEntry>, StoreError> {
+        match self.spans.get(id) {
+            Some(&span) => self.read(path, id, span).map(Some),
+            None => Ok(state.entries.get(id).cloned()),
+        }
+    }
+
+    /// Replaces the stubs among `entries` (copies read from the state) by their bodies.
+    pub(crate) fn fill(&self, path: &Path, entries: &mut [SessionEntry]) -> Result<(), StoreError> {
+        for entry in entries {
+            if let Some(&span) = self.spans.get(entry.id()) {
+                *entry = self.read(path, entry.id(), span)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts stub `id`'s body back into the state (a write is about to use its content).
+    pub(crate) fn hydrate(
+        &mut self,
+        path: &Path,
+        state: &mut SessionState,
+        id: &str,
+    ) -> Result<(), StoreError> {
+        if let Some(&span) = self.spans.get(id) {
+            let body = self.read(path, id, span)?;
+            if let Some(entry) = state.entries.get_mut(id) {
+                *entry = body;
+            }
+            self.spans.remove(id);
+        }
+        Ok(())
+    }
+
+    /// A change set just replaced (or removed) what the state holds for these entries: their
+    /// old lines no longer hold their bodies. Call after planning, before writing.
+    pub(crate) fn forget_replaced(&mut self, writes: &[session_core::Write]) {
+        use session_core::Write;
+        for write in writes {
+            match write {
+                Write::PutEntry(entry) => {
+                    self.spans.remove(entry.id());
+                }
+                Write::DeleteEntries => self.spans.clear(),
+                _ => {}
+            }
+        }
+    }
+
+    /// Puts every stub's body back (before a rewrite moves every line) and forgets the file.
+    pub(crate) fn hydrate_all(
+        &mut self,
+        path: &Path,
+        state: &mut SessionState,
+    ) -> Result<(), StoreError> {
+        let ids: Vec<String> = self.spans.keys().cloned().collect();
+        for id in ids {
+            self.hydrate(path, state, &id)?;
+        }
+        self.clear();
+        Ok(())
+    }
+
+    /// Records where the records of one change set landed (`spans[i]` is the line of
+    /// `records[i]`): with `spill`, each entry they wrote becomes a stub of its line; an entry a
+    /// delta changed stays whole (its line no longer holds its body).
+    pub(crate) fn note(
+        &mut self,
+        state: &mut SessionState,
+        records: &[Record],
+        spans: &[Span],
+        spill: bool,
+    ) {
+        for (record, &span) in records.iter().zip(spans) {
+            match record {
+                Record::Entry { entry } | Record::Append { entry, .. } => {
+                    let id = entry.id();
+                    match state.entries.get_mut(id).filter(|_| spill) {
+                        Some(held) => {
+                            stub(held);
+                            self.spans.insert(id.to_string(), span);
+                        }
+                        None => {
+                            self.spans.remove(id);
+                        }
+                    }
+                }
+                Record::Delta { delta, .. } => {
+                    self.spans.remove(&delta.entry_id);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The state's snapshot lines ([`jsonl::encode_snapshot`]) with every stub's body read back.
+pub(crate) fn snapshot_bytes(
+    path: &Path,
+    state: &SessionState,
+    spilled: &Spilled,
+) -> Result<Vec<u8>, StoreError> {
+    if !spilled.any() {
+        return Ok(jsonl::encode_snapshot(state));
+    }
+    let mut out = Vec::new();
+    for mut record in state.snapshot_records() {
+        if let Record::Entry { entry } = &mut record {
+            spilled.fill(path, std::slice::from_mut(entry))?;
+        }
+        out.extend_from_slice(&jsonl::encode_record(&record));
+    }
+    Ok(out)
+}
+
+/// The spans of the lines of `encoded` (what [`jsonl::encode_records`] wrote at `base` for
+/// `count` records: their one plain line, or a `begin` marker and one line each).
+pub(crate) fn written_spans(base: u64, encoded: &[u8], count: usize) -> Vec<Span> {
+    let mut spans = Vec::with_capacity(count);
+    let mut at = 0usize;
+    for line in encoded.split(|b| *b == b'\n') {
+        if at >= encoded.len() {
+            break;
+        }
+        spans.push((base + at as u64, line.len()));
+        at += line.len() + 1;
+    }
+    if count > 1 {
+        spans.remove(0); // the marker
+    }
+    spans.truncate(count);
+    spans
+}
