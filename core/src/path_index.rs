@@ -36,6 +36,19 @@ impl EntryClass {
         }
     }
 
+    /// The class whose discriminant is `n` (stores that persist classes).
+    pub fn from_index(n: u8) -> Option<EntryClass> {
+        [
+            EntryClass::CustomEntry,
+            EntryClass::User,
+            EntryClass::Assistant,
+            EntryClass::FunctionResult,
+            EntryClass::CustomMessage,
+        ]
+        .get(usize::from(n))
+        .copied()
+    }
+
     fn of_role(role: Role) -> EntryClass {
         match role {
             Role::User => EntryClass::User,

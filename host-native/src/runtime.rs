@@ -121,9 +121,10 @@ impl Runtime {
     }
 
     /// Makes everything acknowledged durable (writes are synced before they are acknowledged;
-    /// this saves the fs store's listing catalog).
+    /// this saves the fs store's listing catalog and its large sessions' checkpoints).
     pub fn flush(&self) {
         if let Some(fs) = &self.fs {
+            fs.flush_checkpoints();
             if let Err(e) = fs.flush_catalog() {
                 tracing::warn!("flushing the fs store catalog failed: {e}");
             }

@@ -115,6 +115,15 @@ fn model_of(history: &[ChangeSet]) -> MemStore {
 fn check(dir: &Path, store: &FsStore, model: &MemStore, when: &str) -> Result<(), TestCaseError> {
     prop_assert_eq!(common::listed(store), common::listed(model), "listed ({})", when);
     for sid in SESSIONS {
+        let ids: Vec<String> = model
+            .list_entries(sid)
+            .unwrap_or_default()
+            .iter()
+            .map(|e| e.id().to_string())
+            .collect();
+        let (got, want) =
+            (common::page_reads(store, sid, &ids), common::page_reads(model, sid, &ids));
+        prop_assert_eq!(got, want, "page reads of {} ({})", sid, when);
         prop_assert_eq!(
             common::visible(store, sid),
             common::visible(model, sid),

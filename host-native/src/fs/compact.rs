@@ -27,10 +27,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use session_core::jsonl::{self, TailRepair};
 use session_core::StoreError;
 
+use super::checkpoint::Checkpoint;
 use super::io::{io_err, sync_dir};
 use super::session::{Loaded, Slot};
 use super::spill;
@@ -48,8 +50,19 @@ type Job = (String, Arc<Slot>);
 #[derive(Default)]
 struct Queue {
     jobs: VecDeque<Job>,
+    /// Checkpoint jobs ([`super::checkpoint`]) and when each is due.
+    checkpoints: Vec<(Instant, Job)>,
     running: bool,
     stop: bool,
+}
+
+/// How long after a large session's write its checkpoint is taken: writes in a burst share
+/// one checkpoint.
+pub(crate) const CHECKPOINT_DELAY: Duration = Duration::from_secs(1);
+
+enum Task {
+    Compact(Job),
+    Checkpoint(Job),
 }
 
 struct Shared {
@@ -109,7 +122,14 @@ impl Compactor {
         self.shared.changed.notify_all();
     }
 
-    /// Blocks until the queue is empty and no job runs.
+    /// Queues a checkpoint of a large session, due [`CHECKPOINT_DELAY`] from now.
+    pub(crate) fn submit_checkpoint(&self, sid: &str, slot: Arc<Slot>) {
+        let due = Instant::now() + CHECKPOINT_DELAY;
+        self.shared.lock().checkpoints.push((due, (sid.to_string(), slot)));
+        self.shared.changed.notify_all();
+    }
+
+    /// Blocks until the compaction queue is empty and no job runs.
     pub(crate) fn wait_idle(&self) {
         if self.thread.is_none() {
             return;
@@ -135,41 +155,82 @@ impl Drop for Compactor {
 
 fn run(shared: &Shared) {
     loop {
-        let (sid, slot) = {
+        let task = {
             let mut q = shared.lock();
             loop {
                 if q.stop {
                     q.jobs.clear();
+                    q.checkpoints.clear();
                     shared.changed.notify_all();
                     return;
                 }
                 if let Some(job) = q.jobs.pop_front() {
                     q.running = true;
-                    break job;
+                    break Task::Compact(job);
                 }
-                q = shared.changed.wait(q).unwrap_or_else(|p| p.into_inner());
+                let now = Instant::now();
+                if let Some(i) = q.checkpoints.iter().position(|(due, _)| *due <= now) {
+                    q.running = true;
+                    break Task::Checkpoint(q.checkpoints.swap_remove(i).1);
+                }
+                q = match q.checkpoints.iter().map(|(due, _)| *due).min() {
+                    Some(due) => {
+                        let waited = shared.changed.wait_timeout(q, due - now);
+                        waited.unwrap_or_else(|p| p.into_inner()).0
+                    }
+                    None => shared.changed.wait(q).unwrap_or_else(|p| p.into_inner()),
+                };
             }
         };
+        let (sid, slot, what) = match &task {
+            Task::Compact((sid, slot)) => (sid, slot, "compaction"),
+            Task::Checkpoint((sid, slot)) => (sid, slot, "checkpoint"),
+        };
         // A panicking job must not leave `running` set (waiters would hang) nor kill the thread.
-        let job = std::panic::AssertUnwindSafe(|| compact(shared, &sid, &slot));
+        let job = std::panic::AssertUnwindSafe(|| match &task {
+            Task::Compact(_) => compact(shared, sid, slot),
+            Task::Checkpoint(_) => checkpoint(shared, sid, slot).map(|()| false),
+        });
         let again = match std::panic::catch_unwind(job) {
             Ok(Ok(again)) => again,
             Ok(Err(e)) => {
-                eprintln!("session-manager: fs store: compaction of {sid:?} failed: {e}");
+                eprintln!("session-manager: fs store: {what} of {sid:?} failed: {e}");
                 false
             }
             Err(_) => {
-                eprintln!("session-manager: fs store: compaction of {sid:?} panicked");
+                eprintln!("session-manager: fs store: {what} of {sid:?} panicked");
                 false
             }
         };
         let mut q = shared.lock();
         q.running = false;
         if again && !q.stop {
-            q.jobs.push_back((sid, slot));
+            if let Task::Compact(job) = task {
+                q.jobs.push_back(job);
+            }
         }
         shared.changed.notify_all();
     }
+}
+
+/// One checkpoint job: the checkpoint taken under the lock, written without it.
+fn checkpoint(shared: &Shared, sid: &str, slot: &Slot) -> Result<(), StoreError> {
+    let path = shared.data_dir.join(format!("{}.jsonl", jsonl::enc(sid)));
+    let (taken, epoch) = {
+        let mut guard = lock(slot);
+        let Some(loaded) = guard.as_mut() else { return Ok(()) };
+        loaded.checkpoint_queued = false;
+        if loaded.checkpoint_len == Some(loaded.len) {
+            return Ok(());
+        }
+        (Checkpoint::take(loaded, &path)?, loaded.epoch)
+    };
+    let Some(taken) = taken else { return Ok(()) };
+    taken.write()?;
+    if let Some(loaded) = lock(slot).as_mut().filter(|l| l.epoch == epoch) {
+        loaded.checkpoint_len = Some(taken.log_len());
+    }
+    Ok(())
 }
 
 fn lock(slot: &Slot) -> MutexGuard<'_, Option<Box<Loaded>>> {

@@ -82,7 +82,7 @@ impl Inline<'_> {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     _ => return self.refuse(),
                 }
-                *guard = Some(Box::new(Loaded::load(&ctx, sid)?));
+                *guard = Some(self.fs.load(sid, &slot)?);
                 loaded_now = true;
             }
             slot.last_used.store(self.fs.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);

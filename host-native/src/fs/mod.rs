@@ -21,6 +21,7 @@
 
 mod attachments;
 mod catalog;
+mod checkpoint;
 mod compact;
 mod faulty;
 mod inline;
@@ -44,6 +45,7 @@ use session_core::{Applied, ChangeSet, Store, StoreError, Write};
 
 use attachments::Attachments;
 use catalog::Catalog;
+use checkpoint::{Checkpoint, ColdView};
 use compact::Compactor;
 use io::io_err;
 use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
@@ -175,6 +177,16 @@ impl FsStore {
         self.catalog.save(&*self.cfg.io, &self.cfg.data_dir)
     }
 
+    /// Takes the checkpoints of large sessions that are behind (before a shutdown: the next
+    /// start opens them without a replay).
+    pub fn flush_checkpoints(&self) {
+        for (sid, slot) in self.all_slots() {
+            if let Some(loaded) = lock(&slot.inner).as_deref_mut() {
+                self.checkpoint_now(&sid, loaded);
+            }
+        }
+    }
+
     /// Blocks until every queued background compaction has finished.
     pub fn wait_for_compactions(&self) {
         self.compactor.wait_idle();
@@ -182,7 +194,7 @@ impl FsStore {
 
     /// Number of sessions currently held replayed in memory.
     pub fn cached_sessions(&self) -> usize {
-        self.all_slots().iter().filter(|s| lock(&s.inner).is_some()).count()
+        self.all_slots().iter().filter(|(_, s)| lock(&s.inner).is_some()).count()
     }
 
     fn ctx(&self) -> Ctx<'_> {
@@ -205,10 +217,11 @@ impl FsStore {
         Arc::clone(map.entry(sid.to_string()).or_default())
     }
 
-    fn all_slots(&self) -> Vec<Arc<Slot>> {
+    fn all_slots(&self) -> Vec<(String, Arc<Slot>)> {
         let mut out = Vec::new();
         for shard in &self.shards {
-            out.extend(shard.read().unwrap_or_else(|p| p.into_inner()).values().cloned());
+            let map = shard.read().unwrap_or_else(|p| p.into_inner());
+            out.extend(map.iter().map(|(sid, slot)| (sid.clone(), Arc::clone(slot))));
         }
         out
     }
@@ -224,7 +237,7 @@ impl FsStore {
         let result = {
             let mut guard = lock(&slot.inner);
             if guard.is_none() {
-                *guard = Some(Box::new(Loaded::load(&self.ctx(), sid)?));
+                *guard = Some(self.load(sid, &slot)?);
                 loaded_now = true;
             }
             slot.last_used.store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
@@ -236,8 +249,75 @@ impl FsStore {
         result
     }
 
+    /// Replays a session (its slot's `inner` held, empty); its cold view, if any, goes.
+    fn load(&self, sid: &str, slot: &Arc<Slot>) -> Result<Box<Loaded>, StoreError> {
+        let ctx = self.ctx();
+        let cold = lock(&slot.cold).take();
+        let mut loaded = Box::new(Loaded::load(&ctx, sid)?);
+        loaded.checkpoint_len = cold.map(|view| view.log_len()).filter(|&len| len == loaded.len);
+        self.checkpoint_later(sid, slot, &mut loaded);
+        Ok(loaded)
+    }
+
+    /// Queues a checkpoint of a large session whose checkpoint is behind (`checkpoint.rs`).
+    fn checkpoint_later(&self, sid: &str, slot: &Arc<Slot>, loaded: &mut Loaded) {
+        if loaded.checkpoint_behind(&self.ctx()) && !loaded.checkpoint_queued {
+            loaded.checkpoint_queued = true;
+            self.compactor.submit_checkpoint(sid, Arc::clone(slot));
+        }
+    }
+
+    /// Takes and writes a large session's checkpoint now, if it is behind (before the state
+    /// goes: eviction, close).
+    fn checkpoint_now(&self, sid: &str, loaded: &mut Loaded) {
+        if !loaded.checkpoint_behind(&self.ctx()) {
+            return;
+        }
+        let written = Checkpoint::take(loaded, &self.ctx().log_path(sid))
+            .and_then(|taken| taken.map(|c| c.write().map(|()| c.log_len())).transpose());
+        match written {
+            Ok(len) => loaded.checkpoint_len = len.or(loaded.checkpoint_len),
+            Err(e) => eprintln!("session-manager: fs store: checkpoint of {sid:?} failed: {e}"),
+        }
+    }
+
     fn read<R>(&self, sid: &str, f: impl FnOnce(&Loaded) -> R) -> Result<R, StoreError> {
         self.with_loaded(sid, |slot| slot.as_deref().map(f).ok_or_else(not_loaded))
+    }
+
+    /// A read a cold view may answer (`cold` gives `None` when it cannot): from the session's
+    /// checkpoint while it is not replayed, else as [`Self::read`].
+    fn read_cold<R>(
+        &self,
+        sid: &str,
+        cold: impl FnOnce(&ColdView) -> Option<Result<R, StoreError>>,
+        hot: impl FnOnce(&Loaded) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        let slot = self.slot(sid);
+        let mut opened_now = false;
+        let answer = {
+            let guard = lock(&slot.inner);
+            let mut view = lock(&slot.cold);
+            if guard.is_none() && view.is_none() && self.cfg.spill_above < u64::MAX {
+                *view = ColdView::open(&self.ctx().log_path(sid)).map(Box::new);
+                opened_now = view.is_some();
+            }
+            match (guard.is_none(), view.as_deref()) {
+                (true, Some(view)) => {
+                    slot.last_used
+                        .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+                    cold(view)
+                }
+                _ => None,
+            }
+        };
+        if opened_now {
+            self.evict_if_needed(&slot);
+        }
+        match answer {
+            Some(answer) => answer,
+            None => self.read(sid, hot)?,
+        }
     }
 
     /// Drops the least recently used sessions until the cache is under 3/4 of its budget; never
@@ -245,17 +325,20 @@ impl FsStore {
     /// be replayed again on every touch).
     fn evict_if_needed(&self, current: &Arc<Slot>) {
         let Ok(_only_one) = self.evicting.try_lock() else { return };
-        let mut loaded: Vec<(u64, usize, Arc<Slot>)> = Vec::new();
-        for slot in self.all_slots() {
+        let mut loaded: Vec<(u64, usize, String, Arc<Slot>)> = Vec::new();
+        for (sid, slot) in self.all_slots() {
             if Arc::ptr_eq(&slot, current) {
                 continue;
             }
             let cost = match slot.inner.try_lock() {
-                Ok(guard) => guard.as_deref().map(Loaded::cost),
+                Ok(guard) => guard
+                    .as_deref()
+                    .map(Loaded::cost)
+                    .or_else(|| lock(&slot.cold).as_deref().map(ColdView::cost)),
                 Err(_) => None,
             };
             if let Some(cost) = cost {
-                loaded.push((slot.last_used.load(Ordering::Relaxed), cost, slot));
+                loaded.push((slot.last_used.load(Ordering::Relaxed), cost, sid, slot));
             }
         }
         let (mut bytes, mut count) = (loaded.iter().map(|l| l.1).sum::<usize>(), loaded.len());
@@ -265,12 +348,14 @@ impl FsStore {
         loaded.sort_by_key(|l| l.0);
         let (byte_goal, count_goal) =
             (self.cfg.cache_bytes / 4 * 3, self.cfg.max_cached_sessions / 4 * 3);
-        for (_, cost, slot) in loaded {
+        for (_, cost, sid, slot) in loaded {
             if bytes <= byte_goal && count <= count_goal {
                 break;
             }
             if let Ok(mut guard) = slot.inner.try_lock() {
-                if guard.take().is_some() {
+                let held = guard.take().map(|mut loaded| self.checkpoint_now(&sid, &mut loaded));
+                let cold = lock(&slot.cold).take();
+                if held.is_some() || cold.is_some() {
                     bytes -= cost;
                     count -= 1;
                 }
@@ -287,7 +372,9 @@ impl FsStore {
         for shard in &self.shards {
             let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
             map.retain(|_, slot| {
-                Arc::strong_count(slot) > 1 || !matches!(slot.inner.try_lock().as_deref(), Ok(None))
+                Arc::strong_count(slot) > 1
+                    || !matches!(slot.inner.try_lock().as_deref(), Ok(None))
+                    || lock(&slot.cold).is_some()
             });
         }
     }
@@ -420,7 +507,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Drop for FsStore {
+    /// Saves the catalog and the checkpoints of large sessions that are behind.
     fn drop(&mut self) {
+        self.flush_checkpoints();
         if let Err(e) = self.catalog.save(&*self.cfg.io, &self.cfg.data_dir) {
             eprintln!("session-manager: fs store: could not save the catalog: {e}");
         }
@@ -429,7 +518,11 @@ impl Drop for FsStore {
 
 impl Store for FsStore {
     fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
-        self.read(session_id, |l| l.state.meta.clone())
+        self.read_cold(
+            session_id,
+            |view| Some(Ok(Some(view.meta().clone()))),
+            |l| Ok(l.state.meta.clone()),
+        )
     }
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
@@ -442,7 +535,11 @@ impl Store for FsStore {
         entry_id: &str,
     ) -> Result<Option<SessionEntry>, StoreError> {
         let path = self.ctx().log_path(session_id);
-        self.read(session_id, |l| l.spilled.body(&path, &l.state, entry_id))?
+        self.read_cold(
+            session_id,
+            |view| Some(view.entry(entry_id)),
+            |l| l.spilled.body(&path, &l.state, entry_id),
+        )
     }
 
     fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
@@ -455,7 +552,11 @@ impl Store for FsStore {
     }
 
     fn get_active_leaf(&self, session_id: &str) -> Result<Option<String>, StoreError> {
-        self.read(session_id, |l| l.state.leaf.clone())
+        self.read_cold(
+            session_id,
+            |view| Some(Ok(view.leaf().map(String::from))),
+            |l| Ok(l.state.leaf.clone()),
+        )
     }
 
     fn get_attachment(
@@ -499,7 +600,11 @@ impl Store for FsStore {
         leaf: &str,
         entry_id: Option<&str>,
     ) -> Result<PathSpot, StoreError> {
-        self.read(session_id, |l| l.state.path_locate(session_id, leaf, entry_id))?
+        self.read_cold(
+            session_id,
+            |view| view.locate(leaf, entry_id).map(Ok),
+            |l| l.state.path_locate(session_id, leaf, entry_id),
+        )
     }
 
     fn path_select(
@@ -509,13 +614,17 @@ impl Store for FsStore {
         query: &PathSelect,
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
         let path = self.ctx().log_path(session_id);
-        self.read(session_id, |l| {
-            let mut found = l.state.path_select(session_id, leaf, query)?;
-            for (_, entry) in &mut found {
-                l.spilled.fill(&path, std::slice::from_mut(entry))?;
-            }
-            Ok(found)
-        })?
+        self.read_cold(
+            session_id,
+            |view| view.select(leaf, query),
+            |l| {
+                let mut found = l.state.path_select(session_id, leaf, query)?;
+                for (_, entry) in &mut found {
+                    l.spilled.fill(&path, std::slice::from_mut(entry))?;
+                }
+                Ok(found)
+            },
+        )
     }
 
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
@@ -527,7 +636,10 @@ impl Store for FsStore {
         let mut compact = false;
         let applied = self.with_loaded(sid, |slot| {
             let applied = self.apply_locked(slot, changes);
-            compact = slot.as_deref_mut().is_some_and(Loaded::wants_compaction);
+            if let Some(loaded) = slot.as_deref_mut() {
+                compact = loaded.wants_compaction();
+                self.checkpoint_later(sid, &self.slot(sid), loaded);
+            }
             applied
         });
         if compact {

@@ -14,6 +14,7 @@ use session_core::jsonl::{self, enc, TailRepair};
 use session_core::record::{Record, SessionState};
 use session_core::StoreError;
 
+use super::checkpoint::{self, ColdView};
 use super::compact::next_epoch;
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
 use super::spill::{self, Spilled, STUB_COST};
@@ -35,6 +36,9 @@ pub(crate) const COMPACT_MIN_BYTES: u64 = 16 * 1024;
 #[derive(Debug, Default)]
 pub(crate) struct Slot {
     pub(crate) inner: Mutex<Option<Box<Loaded>>>,
+    /// While `inner` holds nothing: the session's checkpoint, answering reads without a replay
+    /// ([`ColdView`]). Locked only while `inner` is held.
+    pub(crate) cold: Mutex<Option<Box<ColdView>>>,
     pub(crate) last_used: AtomicU64,
 }
 
@@ -54,6 +58,10 @@ pub(crate) struct Loaded {
     pub(crate) compact_queued: bool,
     /// The entries held as stubs, their bodies on disk ([`spill`]).
     pub(crate) spilled: Spilled,
+    /// The log length the checkpoint on disk describes, when known ([`super::checkpoint`]).
+    pub(crate) checkpoint_len: Option<u64>,
+    /// A checkpoint job for this session is queued.
+    pub(crate) checkpoint_queued: bool,
 }
 
 /// Where a session lives and how its writes are flushed.
@@ -169,12 +177,20 @@ impl Loaded {
             epoch: next_epoch(),
             compact_queued: false,
             spilled,
+            checkpoint_len: None,
+            checkpoint_queued: false,
         })
     }
 
     /// Whether this session's writes leave stubs: its log is large.
     pub(crate) fn spills(&self, ctx: &Ctx<'_>) -> bool {
         self.len >= ctx.spill_above
+    }
+
+    /// Whether a checkpoint should be taken: the session is large and its checkpoint (if any)
+    /// describes an older log.
+    pub(crate) fn checkpoint_behind(&self, ctx: &Ctx<'_>) -> bool {
+        self.on_disk && self.spills(ctx) && self.checkpoint_len != Some(self.len)
     }
 
     /// Bytes this session is charged against the cache budget: its estimated memory, about
@@ -267,6 +283,7 @@ impl Loaded {
             if remove_file_if_exists(ctx.io, &path)? && durable {
                 sync_dir(ctx.io, ctx.data_dir)?;
             }
+            checkpoint::remove(&path);
             self.on_disk = false;
             self.len = 0;
         } else {

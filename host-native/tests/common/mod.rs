@@ -107,3 +107,27 @@ pub fn indexed_reads_agree(
     }
     Ok(())
 }
+
+/// The reads a store may answer without replaying a session (the fs store's cold views after a
+/// restart): its meta, its leaf, each of `ids`, and its active path read whole, forward and
+/// backward, for every entry and for messages only. Call before any read that replays.
+pub fn page_reads(store: &dyn Store, sid: &str, ids: &[String]) -> String {
+    use session_core::path::PathSelect;
+    use session_core::path_index::EntryClasses;
+    let leaf = store.get_active_leaf(sid);
+    let mut out = format!("{:?} {leaf:?}", store.get_meta(sid));
+    for id in ids {
+        out += &format!("\n{id}: {:?}", store.get_entry(sid, id));
+    }
+    if let Ok(Some(leaf)) = leaf {
+        out += &format!("\nlocate {:?}", store.path_locate(sid, &leaf, ids.first().map(|s| &**s)));
+        for classes in [EntryClasses::ALL, EntryClasses::MESSAGES] {
+            let windows = [(0, false, 1), (0, false, 9), (1, false, 2), (usize::MAX, true, 1)];
+            for (from, backward, limit) in windows.into_iter().chain([(2, true, 2), (9, true, 9)]) {
+                let query = PathSelect { classes, from, backward, limit };
+                out += &format!("\n{query:?}: {:?}", store.path_select(sid, &leaf, &query));
+            }
+        }
+    }
+    out
+}
