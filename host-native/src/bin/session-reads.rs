@@ -17,6 +17,10 @@
 //! one call in 10⁴); a sample keeps the answered attempt's latency. Set-up writes are checked or
 //! retried the same way (a resent `session::create` may leave one extra session).
 //!
+//! `--fill-only` fills one session and prints its id; `--cold <id>`, started together with a
+//! fresh worker process, times that session's first `messages-tail` and first `messages` page
+//! from the worker's first answer (a cold open: BENCHMARKS.md).
+//!
 //! ```sh
 //! # engine and worker as in BENCHMARKS.md "Worker through the engine" (fresh data root)
 //! cargo run --release -p session-manager --bin session-reads -- --url ws://127.0.0.1:49134 \
@@ -60,6 +64,14 @@ struct Args {
     /// agent's ~2.3 KB entries).
     #[arg(long)]
     text_bytes: Option<usize>,
+    /// Only fill one session of the first `--entries` size, print its id and stop (the set-up
+    /// of a cold-open run).
+    #[arg(long)]
+    fill_only: bool,
+    /// Cold open: wait for the worker's first answer, then time the first `messages-tail` and
+    /// the first `messages` page of this session (run right after the worker starts).
+    #[arg(long)]
+    cold: Option<String>,
 }
 
 const NOOP: &str = "session-reads::noop";
@@ -309,12 +321,40 @@ fn print_memory(pid: Option<u32>, rows: &[(String, Option<(f64, f64)>)]) {
     }
 }
 
+/// Cold open of `sid`: the worker's first answer, then each first read, timed from it.
+async fn cold_open(b: &Bench, sid: &str, command: &[String]) {
+    let waiting = Instant::now();
+    while b.once("session::config-status", json!({})).await.is_err() {
+        assert!(waiting.elapsed() < Duration::from_secs(60), "the worker never answered");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let first_answer = Instant::now();
+    let base = json!({ "session_id": sid });
+    let calls = [
+        ("session::messages-tail newest page", "session::messages-tail"),
+        ("session::messages first page", "session::messages"),
+    ];
+    println!("command: {}\nload average before: {}", command.join(" "), loadavg());
+    println!("\n| first call after the worker's first answer | ms | since first answer ms | reply KB | no-op ms |");
+    println!("|---|---|---|---|---|");
+    for (label, function_id) in calls {
+        let (reply, us) = b.read(function_id, &page(&base, PAGE, None)).await.expect("cold read");
+        let since = first_answer.elapsed().as_secs_f64() * 1000.0;
+        let bytes = json_len(&reply);
+        let noop = b.noop(bytes).await.map_or(f64::NAN, |us| us as f64 / 1000.0);
+        let kb = bytes as f64 / 1024.0;
+        println!("| {label} | {:.2} | {since:.2} | {kb:.1} | {noop:.3} |", us as f64 / 1000.0);
+    }
+}
+
 /// Appends messages `0..n` to `sid` in batches; a batch without an answer is read back
 /// (`message_count`) and resent only if it did not land (append-many is not idempotent).
 async fn populate(b: &Bench, sid: &str, n: usize) {
     let mut done = 0;
     while done < n {
-        let k = BATCH.min(n - done);
+        // Batches of at most ~1 MB of text.
+        let batch = b.text_bytes.map_or(BATCH, |t| (1 << 20) / t.max(1)).clamp(1, BATCH);
+        let k = batch.min(n - done);
         let messages: Vec<Value> = (done..done + k).map(|i| message(i, b.text_bytes)).collect();
         let payload = json!({"session_id": sid, "messages": messages});
         for attempt in 0.. {
@@ -462,12 +502,28 @@ async fn main() {
         resent: AtomicUsize::new(0),
         failed: AtomicUsize::new(0),
     });
+    if let Some(sid) = &args.cold {
+        cold_open(&b, sid, &command).await;
+        b.iii.shutdown_async().await;
+        return;
+    }
     let deadline = Instant::now() + Duration::from_secs(30);
     while b.once("session::config-status", json!({})).await.is_err()
         || b.once(NOOP, json!({ "bytes": 8 })).await.is_err()
     {
         assert!(Instant::now() < deadline, "worker or no-op never became callable");
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if args.fill_only {
+        let n = args.entries[0];
+        let created = b.must("session::create", json!({ "title": format!("cold {n}") })).await;
+        let sid = created["session_id"].as_str().expect("session_id").to_string();
+        let started = Instant::now();
+        populate(&b, &sid, n).await;
+        eprintln!("session-reads: {n} entries in {:.1} s", started.elapsed().as_secs_f64());
+        println!("{sid}");
+        b.iii.shutdown_async().await;
+        return;
     }
     // Warm-up (not counted).
     for i in 0..200 {
