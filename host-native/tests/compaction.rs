@@ -230,3 +230,32 @@ fn a_job_never_renames_over_an_append_by_another_store() {
     );
     assert_eq!(revision_of(&reopened), n);
 }
+
+/// A large session (every entry a stub, its body on its line) compacted while it is written:
+/// the stubs' spans follow their lines into the new file — those the snapshot rewrote and those
+/// appended while the job ran — so every read of the cached session finds its body.
+#[test]
+fn stubs_follow_their_lines_through_compactions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = FsConfig::new(dir.path()).sync(SyncMode::Never);
+    cfg.compact_min_bytes = 1024;
+    cfg.spill_above = 0;
+    let store = FsStore::open(cfg).expect("open");
+    store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).expect("meta");
+    for n in 1..=600 {
+        revision(&store, n);
+        if n % 3 == 0 {
+            append(&store, n as usize);
+        }
+        assert_eq!(revision_of(&store), n, "the cached stub of e after revision {n}");
+        if n % 20 == 0 {
+            let entries = store.list_entries("s").expect("every body read back");
+            assert_eq!(entries.len(), 1 + n as usize / 3);
+        }
+    }
+    store.wait_for_compactions();
+    let served = common::visible(&store, "s");
+    drop(store);
+    let reopened = open(dir.path(), SyncMode::Never, None);
+    assert_eq!(common::visible(&reopened, "s"), served);
+}

@@ -20,7 +20,7 @@
 //! copied tail leaves the file above twice the snapshot, the job queues itself again, so an idle
 //! session ends within 2× its live size.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ use session_core::StoreError;
 use super::checkpoint::Checkpoint;
 use super::io::{io_err, sync_dir};
 use super::session::{Loaded, Slot};
-use super::spill;
+use super::spill::{self, SnapshotPlan};
 use super::vfs::FsIo;
 
 static EPOCH: AtomicU64 = AtomicU64::new(1);
@@ -241,32 +241,35 @@ fn lock(slot: &Slot) -> MutexGuard<'_, Option<Box<Loaded>>> {
 fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> {
     let path = shared.data_dir.join(format!("{}.jsonl", jsonl::enc(sid)));
     // (1) Snapshot under the lock.
-    let (snapshot, epoch, from) = {
+    let (snapshot, log, epoch, from) = {
         let mut guard = lock(slot);
         let Some(loaded) = guard.as_mut() else { return Ok(false) };
         loaded.compact_queued = false;
         if !loaded.on_disk || loaded.repair != TailRepair::None {
             return Ok(false);
         }
-        // Stubs' bodies are read back from the live file (`spill.rs`).
-        let snapshot = spill::snapshot_bytes(&path, &loaded.state, &loaded.spilled)?;
-        let live = snapshot.len() as u64;
+        // Stubs stay spans: their bodies stream from the live file in step 2 (`spill.rs`).
+        let snapshot = SnapshotPlan::take(&loaded.state, &loaded.spilled);
+        let live = snapshot.estimate;
         if loaded.len <= 2 * live {
             loaded.compact_at = (2 * live).max(shared.compact_min);
             return Ok(false);
         }
+        let log = File::open(&path).map_err(|e| io_err("open", &path, &e))?;
         loaded.compact_queued = true; // no second job for this file while this one runs
-        (snapshot, loaded.epoch, loaded.len)
+        (snapshot, log, loaded.epoch, loaded.len)
     };
     // (2) The snapshot to the tmp file, without the lock.
     let mut tmp = path.clone().into_os_string();
     tmp.push(".compact.tmp");
     let tmp = PathBuf::from(tmp);
     let io = &*shared.io;
-    let written = (|| -> std::io::Result<File> {
-        let file = io.create(&tmp)?;
-        io.write(&file, &tmp, &snapshot)?;
-        Ok(file)
+    let written = (|| -> Result<(File, u64, HashMap<String, spill::Span>), StoreError> {
+        let file = io.create(&tmp).map_err(|e| io_err("create", &tmp, &e))?;
+        let write =
+            |chunk: &[u8]| io.write(&file, &tmp, chunk).map_err(|e| io_err("write", &tmp, &e));
+        let (live, moved) = snapshot.write(&log, &path, write)?;
+        Ok((file, live, moved))
     })();
     let give_up = |slot: &Slot| {
         let _ = io.remove_file(&tmp);
@@ -274,11 +277,11 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
             loaded.compact_queued = false;
         }
     };
-    let file = match written {
-        Ok(file) => file,
+    let (file, live, moved) = match written {
+        Ok(written) => written,
         Err(e) => {
             give_up(slot);
-            return Err(io_err("write", &tmp, &e));
+            return Err(e);
         }
     };
     // (3) Under the lock: the lines appended meanwhile, flush, rename.
@@ -325,15 +328,15 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
         return Err(io_err("rename", &tmp, &e));
     }
     // The new file is live: the cached handle points at the old one, and the stubs' spans too
-    // (a session with stubs is replayed from the new file on next touch).
-    if loaded.spilled.any() {
+    // (moved to their lines in the new file; replayed from it if one cannot be).
+    if !loaded.spilled.moved(&moved, from, live) {
         *guard = None;
         if shared.durable {
             sync_dir(io, &shared.data_dir)?;
         }
         return Ok(false);
     }
-    let live = snapshot.len() as u64;
+    loaded.checkpoint_len = None;
     loaded.file = None;
     loaded.len = live + tail_len;
     loaded.epoch = next_epoch();

@@ -8,7 +8,8 @@
 //! The rule that keeps this safe: the cached state never serves a stub's content. Every read
 //! that returns entries goes through [`Spilled::body`]; a write that needs an entry's content
 //! (completing an uncommitted append, an `append-delta`) [`Spilled::hydrate`]s it first; a
-//! snapshot (rewrite, compaction) reads every stub's body ([`snapshot_bytes`]). An entry whose
+//! snapshot (rewrite, compaction) reads every stub's body (compaction streams them,
+//! [`SnapshotPlan`]). An entry whose
 //! body changed after its line (a delta) is held whole until the next rewrite or reload.
 
 use std::collections::HashMap;
@@ -211,23 +212,109 @@ impl Spilled {
     }
 }
 
-/// The state's snapshot lines ([`jsonl::encode_snapshot`]) with every stub's body read back.
-pub(crate) fn snapshot_bytes(
-    path: &Path,
-    state: &SessionState,
-    spilled: &Spilled,
-) -> Result<Vec<u8>, StoreError> {
-    if !spilled.any() {
-        return Ok(jsonl::encode_snapshot(state));
-    }
-    let mut out = Vec::new();
-    for mut record in state.snapshot_records() {
-        if let Record::Entry { entry } = &mut record {
-            spilled.fill(path, std::slice::from_mut(entry))?;
+/// A session's snapshot ([`jsonl::encode_snapshot`]'s lines) with its stubs left as the spans of
+/// their lines: taken under the session lock, written by compaction without it, so a large
+/// session's bodies stream from the old file to the new one instead of all being held at once.
+#[derive(Debug)]
+pub(crate) struct SnapshotPlan {
+    pieces: Vec<Piece>,
+    /// At least the snapshot's length: a stub counts its line, which is its `entry` line or
+    /// longer (an `append` line also carries the leaf and the meta).
+    pub(crate) estimate: u64,
+}
+
+#[derive(Debug)]
+enum Piece {
+    Lines(Vec<u8>),
+    Stub(String, Span),
+}
+
+/// Bytes compaction writes at once.
+const CHUNK: usize = 1 << 20;
+
+impl SnapshotPlan {
+    pub(crate) fn take(state: &SessionState, spilled: &Spilled) -> SnapshotPlan {
+        let mut plan = SnapshotPlan { pieces: Vec::new(), estimate: 0 };
+        for record in state.snapshot_records() {
+            let stub = match &record {
+                Record::Entry { entry } => spilled.span(entry.id()).map(|s| (entry.id(), s)),
+                _ => None,
+            };
+            match (stub, plan.pieces.last_mut()) {
+                (Some((id, span)), _) => {
+                    plan.estimate += span.1 as u64 + 1;
+                    plan.pieces.push(Piece::Stub(id.to_string(), span));
+                }
+                (None, Some(Piece::Lines(lines))) if lines.len() < CHUNK => {
+                    let line = jsonl::encode_record(&record);
+                    plan.estimate += line.len() as u64;
+                    lines.extend_from_slice(&line);
+                }
+                (None, _) => {
+                    let line = jsonl::encode_record(&record);
+                    plan.estimate += line.len() as u64;
+                    plan.pieces.push(Piece::Lines(line));
+                }
+            }
         }
-        out.extend_from_slice(&jsonl::encode_record(&record));
+        plan
     }
-    Ok(out)
+
+    /// Writes the snapshot through `write` in chunks of about [`CHUNK`], each stub's body read
+    /// from `log` (the file its span is in, at `log_path`). Returns the snapshot's length and
+    /// each stub's span in it.
+    pub(crate) fn write(
+        &self,
+        log: &File,
+        log_path: &Path,
+        mut write: impl FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<(u64, HashMap<String, Span>), StoreError> {
+        let (mut out, mut written) = (Vec::with_capacity(CHUNK), 0u64);
+        let mut moved = HashMap::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Lines(lines) => out.extend_from_slice(lines),
+                Piece::Stub(id, span) => {
+                    let entry = read_entry(log, log_path, id, *span)?;
+                    let line = jsonl::encode_record(&Record::Entry { entry });
+                    let at = written + out.len() as u64;
+                    moved.insert(id.clone(), (at, line.len() - 1));
+                    out.extend_from_slice(&line);
+                }
+            }
+            if out.len() >= CHUNK {
+                write(&out)?;
+                written += out.len() as u64;
+                out.clear();
+            }
+        }
+        write(&out)?;
+        Ok((written + out.len() as u64, moved))
+    }
+}
+
+impl Spilled {
+    /// A compaction replaced the log: the snapshot's stubs are at `moved`, and the lines that
+    /// were at `from` or later in the old file follow the snapshot (`snapshot_len`). False when
+    /// a stub is in neither (the caller replays the new file).
+    pub(crate) fn moved(
+        &mut self,
+        moved: &HashMap<String, Span>,
+        from: u64,
+        snapshot_len: u64,
+    ) -> bool {
+        self.reader = OnceLock::new();
+        for (id, span) in self.spans.iter_mut() {
+            if span.0 >= from {
+                span.0 = span.0 - from + snapshot_len;
+            } else if let Some(&new) = moved.get(id) {
+                *span = new;
+            } else {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// The spans of the lines of `encoded` (what [`jsonl::encode_records`] wrote at `base` for
