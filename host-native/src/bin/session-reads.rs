@@ -322,7 +322,7 @@ fn print_memory(pid: Option<u32>, rows: &[(String, Option<(f64, f64)>)]) {
 }
 
 /// Cold open of `sid`: the worker's first answer, then each first read, timed from it.
-async fn cold_open(b: &Bench, sid: &str, command: &[String]) {
+async fn cold_open(b: &Bench, sid: &str, command: &[String], worker_pid: Option<u32>) {
     let waiting = Instant::now();
     while b.once("session::config-status", json!({})).await.is_err() {
         assert!(waiting.elapsed() < Duration::from_secs(60), "the worker never answered");
@@ -344,6 +344,30 @@ async fn cold_open(b: &Bench, sid: &str, command: &[String]) {
         let noop = b.noop(bytes).await.map_or(f64::NAN, |us| us as f64 / 1000.0);
         let kb = bytes as f64 / 1024.0;
         println!("| {label} | {:.2} | {since:.2} | {kb:.1} | {noop:.3} |", us as f64 / 1000.0);
+    }
+    if let Some(pid) = worker_pid {
+        print_memory(Some(pid), &[("the first reads".into(), memory(pid))]);
+    }
+    // Then the whole active path, as a harness reloads it: walks at the largest page.
+    let mut rows = Vec::new();
+    for walk_no in 1..=3 {
+        let (pages, us) = walk(b, MESSAGES, &base, WALK_PAGE, None).await;
+        let mut noop_us = 0;
+        for p in &pages {
+            noop_us += b.noop(p.bytes).await.unwrap_or(0);
+        }
+        let entries: usize = pages.iter().map(|p| p.ids.len()).sum();
+        let stats = Stats {
+            real: vec![us],
+            noop: vec![noop_us],
+            bytes: vec![pages.iter().map(|p| p.bytes).sum()],
+        };
+        let call = format!("walk {walk_no}, limit {WALK_PAGE}, {} pages", pages.len());
+        rows.push(Row { call, size: entries, stats });
+    }
+    print_table("Whole active path after the cold open", &rows);
+    if let Some(pid) = worker_pid {
+        print_memory(Some(pid), &[("three walks".into(), memory(pid))]);
     }
 }
 
@@ -503,7 +527,7 @@ async fn main() {
         failed: AtomicUsize::new(0),
     });
     if let Some(sid) = &args.cold {
-        cold_open(&b, sid, &command).await;
+        cold_open(&b, sid, &command, args.worker_pid).await;
         b.iii.shutdown_async().await;
         return;
     }
