@@ -10,6 +10,10 @@
 //! * the session is cached, or its log is missing or small enough to replay on the spot
 //!   ([`INLINE_LOAD_MAX_BYTES`]); `list_entries` only for sessions up to
 //!   [`INLINE_SCAN_MAX_BYTES`] (an O(n) copy);
+//! * a large session's stub bodies (`spill.rs`) and an open cold view (`checkpoint.rs`) only
+//!   for windows of up to [`INLINE_STUB_READS`] entries: positioned reads of a log the page
+//!   cache holds (it was just written or read), a page, never a walk at the largest limit; a
+//!   cold view is never opened here (a file read);
 //! * never `list_metas` (may build the catalog from the directory), attachments (file IO) nor any
 //!   write (`apply`); `list_page` only from a built catalog that is not locked.
 //!
@@ -26,6 +30,7 @@ use session_core::path::{PathSelect, PathSpot};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError};
 
+use super::checkpoint::ColdView;
 use super::session::{Loaded, Slot};
 use super::{not_loaded, FsStore};
 
@@ -33,6 +38,9 @@ use super::{not_loaded, FsStore};
 pub const INLINE_LOAD_MAX_BYTES: u64 = 64 * 1024;
 /// Largest session whose full entry list is copied on the calling thread.
 pub const INLINE_SCAN_MAX_BYTES: u64 = 256 * 1024;
+/// Most stub bodies (positioned reads of a log the page cache holds: it was just written or
+/// read) one call reads on the calling thread: a page, not a walk at the largest limit.
+pub const INLINE_STUB_READS: usize = 64;
 
 /// A view of an [`FsStore`] that refuses instead of blocking (see the module docs).
 #[derive(Debug)]
@@ -97,11 +105,43 @@ impl Inline<'_> {
     fn read<R>(&self, sid: &str, f: impl FnOnce(&Loaded) -> R) -> Result<R, StoreError> {
         self.with_loaded(sid, |slot| slot.as_deref().map(f).ok_or_else(not_loaded))
     }
+
+    /// [`FsStore::read_cold`] without waiting: a cold view already open answers what it can;
+    /// anything else goes to [`Self::with_loaded`]. Never opens a checkpoint (a file read).
+    fn read_cold<R>(
+        &self,
+        sid: &str,
+        cold: impl FnOnce(&ColdView) -> Option<Result<R, StoreError>>,
+        hot: impl FnOnce(&Loaded) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        if self.refused.get() {
+            return self.refuse();
+        }
+        let slot = self.fs.slot(sid);
+        let answer = match slot.inner.try_lock() {
+            Ok(guard) if guard.is_none() => {
+                let view = slot.cold.try_lock().ok();
+                view.as_deref().and_then(|v| v.as_deref()).and_then(cold)
+            }
+            Ok(_) => None,
+            Err(TryLockError::Poisoned(_)) => None,
+            Err(TryLockError::WouldBlock) => return self.refuse(),
+        };
+        if let Some(answer) = answer {
+            slot.last_used.store(self.fs.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+            return answer;
+        }
+        self.with_loaded(sid, |slot| slot.as_deref().map(hot).ok_or_else(not_loaded)?)
+    }
 }
 
 impl Store for Inline<'_> {
     fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
-        self.read(session_id, |l| l.state.meta.clone())
+        self.read_cold(
+            session_id,
+            |view| Some(Ok(Some(view.meta().clone()))),
+            |l| Ok(l.state.meta.clone()),
+        )
     }
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
@@ -121,7 +161,11 @@ impl Store for Inline<'_> {
         leaf: &str,
         entry_id: Option<&str>,
     ) -> Result<PathSpot, StoreError> {
-        self.read(session_id, |l| l.state.path_locate(session_id, leaf, entry_id))?
+        self.read_cold(
+            session_id,
+            |view| view.locate(leaf, entry_id).map(Ok),
+            |l| l.state.path_locate(session_id, leaf, entry_id),
+        )
     }
 
     fn path_select(
@@ -130,11 +174,26 @@ impl Store for Inline<'_> {
         leaf: &str,
         query: &PathSelect,
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
-        self.with_loaded(session_id, |slot| match slot.as_deref() {
-            Some(l) if l.spilled.any() => self.refuse(),
-            Some(l) => l.state.path_select(session_id, leaf, query),
-            None => Err(not_loaded()),
-        })
+        if query.limit > INLINE_STUB_READS {
+            // Possibly many stub reads: a blocking thread (a loaded session without stubs
+            // answers from memory below).
+            return self.with_loaded(session_id, |slot| match slot.as_deref() {
+                Some(l) if !l.spilled.any() => l.state.path_select(session_id, leaf, query),
+                _ => self.refuse(),
+            });
+        }
+        let path = self.fs.ctx().log_path(session_id);
+        self.read_cold(
+            session_id,
+            |view| view.select(leaf, query),
+            |l| {
+                let mut found = l.state.path_select(session_id, leaf, query)?;
+                for (_, entry) in &mut found {
+                    l.spilled.fill(&path, std::slice::from_mut(entry))?;
+                }
+                Ok(found)
+            },
+        )
     }
 
     fn get_entry(
@@ -142,12 +201,12 @@ impl Store for Inline<'_> {
         session_id: &str,
         entry_id: &str,
     ) -> Result<Option<SessionEntry>, StoreError> {
-        self.with_loaded(session_id, |slot| match slot.as_deref() {
-            // A stub's body is a disk read.
-            Some(l) if l.spilled.any() => self.refuse(),
-            Some(l) => Ok(l.state.entries.get(entry_id).cloned()),
-            None => Err(not_loaded()),
-        })
+        let path = self.fs.ctx().log_path(session_id);
+        self.read_cold(
+            session_id,
+            |view| Some(view.entry(entry_id)),
+            |l| l.spilled.body(&path, &l.state, entry_id),
+        )
     }
 
     fn list_entries(&self, session_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
@@ -161,7 +220,11 @@ impl Store for Inline<'_> {
     }
 
     fn get_active_leaf(&self, session_id: &str) -> Result<Option<String>, StoreError> {
-        self.read(session_id, |l| l.state.leaf.clone())
+        self.read_cold(
+            session_id,
+            |view| Some(Ok(view.leaf().map(String::from))),
+            |l| Ok(l.state.leaf.clone()),
+        )
     }
 
     fn get_attachment(
@@ -260,5 +323,45 @@ mod tests {
         // Cached but past the scan limit: the full entry list is copied on a blocking thread.
         assert!(store.inline(|s| s.list_entries("s")).is_none());
         assert_eq!(store.list_entries("s").expect("entries").len(), 140);
+    }
+
+    /// A large session's page of stubs, and of an open cold view, is served on the calling
+    /// thread, the same as the store answers it; a window past `INLINE_STUB_READS` and the
+    /// opening of a checkpoint go to a blocking thread.
+    #[test]
+    fn pages_of_large_sessions_are_served_inline() {
+        use session_core::path::PathSelect;
+        use session_core::path_index::EntryClasses;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let open_spilled = || {
+            let mut cfg = FsConfig::new(dir.path()).sync(SyncMode::Never);
+            cfg.spill_above = 0;
+            FsStore::open(cfg).expect("open")
+        };
+        let store = open_spilled();
+        store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).expect("meta");
+        // Past INLINE_LOAD_MAX_BYTES: a cold touch is never replayed on the calling thread.
+        let body = "b".repeat(1000);
+        for i in 0..100 {
+            store.apply(&append("s", &format!("e{i:03}"), &body)).expect("append");
+        }
+        let page =
+            |limit| PathSelect { classes: EntryClasses::ALL, from: 10, backward: false, limit };
+        let check = |store: &FsStore| {
+            let leaf = store.get_active_leaf("s").expect("leaf").expect("some");
+            let served = store.inline(|s| s.path_select("s", &leaf, &page(20))).expect("inline");
+            assert_eq!(served, store.path_select("s", &leaf, &page(20)));
+            assert_eq!(served.expect("page")[0].1.message().map(|m| m.content().len()), Some(1));
+            let entry = store.inline(|s| s.get_entry("s", "e005")).expect("inline");
+            assert_eq!(entry, store.get_entry("s", "e005"));
+            assert!(store.inline(|s| s.path_select("s", &leaf, &page(100))).is_none());
+        };
+        check(&store);
+        drop(store);
+        let store = open_spilled();
+        assert!(store.inline(|s| s.get_meta("s")).is_none(), "opening a checkpoint blocks");
+        assert!(store.get_meta("s").expect("cold").is_some());
+        check(&store);
+        assert_eq!(store.cached_sessions(), 0, "answered from the cold view");
     }
 }
