@@ -1,7 +1,7 @@
-//! Sessions in list order: the ordered, filtered page [`Store::list_page`] answers, kept as two
-//! ordered sets of `(key, session id)` by the stores that index their metas (so a page costs the
-//! page plus the sessions its filter skips, not every session), and computed by sorting every
-//! meta otherwise — the sort is also the index's test oracle.
+//! Sessions in list order: the ordered, filtered page [`crate::store::Store::list_page`]
+//! answers, kept as two ordered sets of `(key, session id)` by the stores that index their metas
+//! (so a page costs the page plus the sessions its filter skips, not every session), and computed
+//! by sorting every meta otherwise — the sort is also the index's test oracle.
 
 use alloc::borrow::Cow;
 use alloc::collections::BTreeSet;
@@ -72,7 +72,7 @@ pub fn sorted_page(metas: Vec<SessionMeta>, query: &ListQuery<'_>) -> Vec<Sessio
     metas
 }
 
-/// Every listed session's position in the two sort keys, as [`position_key`]s.
+/// Every listed session's position in the two sort keys, as `position_key`s.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MetaOrder {
     created: BTreeSet<String>,
