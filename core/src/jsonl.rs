@@ -199,13 +199,18 @@ struct Open {
     lines: usize,
 }
 
+/// Whether [`Applied::spans`] are kept (feature `spans`, which the fs store's stubs need; the
+/// browser build leaves them out of its bundle).
+const SPANS: bool = cfg!(feature = "spans");
+
 /// A change set as replay applies it.
 #[derive(Debug, Clone, Copy)]
 pub struct Applied<'a> {
     /// 1-based line number of its first record line (a plain line is a change set of its own).
     pub line: usize,
     pub records: &'a [Record],
-    /// Byte offset and length (without the `\n`) of the line each record was read from.
+    /// Byte offset and length (without the `\n`) of the line each record was read from; empty
+    /// without feature `spans`.
     pub spans: &'a [(usize, usize)],
 }
 
@@ -266,11 +271,14 @@ impl Walker {
             }
             Line::Records(records) => match &mut self.open {
                 Some(group) => {
-                    group.spans.extend(records.iter().map(|_| (at, piece.len())));
+                    if SPANS {
+                        group.spans.extend(records.iter().map(|_| (at, piece.len())));
+                    }
                     group.records.extend(records);
                     group.missing = group.missing.saturating_sub(1);
                     group.lines += 1;
                 }
+                None if !SPANS => apply(Applied { line: index + 1, records: &records, spans: &[] }),
                 None => {
                     let spans: Vec<(usize, usize)> =
                         records.iter().map(|_| (at, piece.len())).collect();
@@ -286,7 +294,8 @@ impl Walker {
             }
         }
         if let Some(group) = self.open.take_if(|g| g.missing == 0) {
-            apply(Applied { line: group.first_line, records: &group.records, spans: &group.spans });
+            let spans = if SPANS { &group.spans[..] } else { &[] };
+            apply(Applied { line: group.first_line, records: &group.records, spans });
             self.dropped_since = None;
         }
     }
