@@ -365,6 +365,15 @@ mod tests {
         store.apply(&set.with(Write::SetActiveLeaf("e19".into()))).expect("fill");
     }
 
+    /// One more entry on the active path, made the leaf.
+    fn extend(store: &FsStore) {
+        let entry = message_entry("e20", Some("e19"), 20, "new");
+        let set = ChangeSet::new("s")
+            .with(Write::PutEntry(entry))
+            .with(Write::SetActiveLeaf("e20".into()));
+        store.apply(&set).expect("write");
+    }
+
     /// Everything a cold view answers, as the store answers it (the path of the active leaf).
     fn reads(store: &FsStore) -> String {
         let leaf = store.get_active_leaf("s").expect("leaf").expect("a leaf");
@@ -403,11 +412,7 @@ mod tests {
         assert_eq!(store.path_select("s", "b09", &query).expect("branch").len(), 3);
         assert_eq!(store.cached_sessions(), 1);
         assert_eq!(reads(&store), before);
-        let entry = message_entry("e20", Some("e19"), 20, "new");
-        let set = ChangeSet::new("s")
-            .with(Write::PutEntry(entry))
-            .with(Write::SetActiveLeaf("e20".into()));
-        store.apply(&set).expect("write");
+        extend(&store);
         let after = reads(&store);
         drop(store);
         let store = open(dir.path());
@@ -426,11 +431,7 @@ mod tests {
         let ckpt = dir.path().join("s.jsonl.ckpt");
         let old = std::fs::read(&ckpt).expect("checkpoint");
         let store = open(dir.path());
-        let entry = message_entry("e20", Some("e19"), 20, "new");
-        let set = ChangeSet::new("s")
-            .with(Write::PutEntry(entry))
-            .with(Write::SetActiveLeaf("e20".into()));
-        store.apply(&set).expect("write");
+        extend(&store);
         let expected = reads(&store);
         drop(store);
         // Stale: the checkpoint from before the write.

@@ -186,13 +186,7 @@ impl Store for Inline<'_> {
         self.read_cold(
             session_id,
             |view| view.select(leaf, query),
-            |l| {
-                let mut found = l.state.path_select(session_id, leaf, query)?;
-                for (_, entry) in &mut found {
-                    l.spilled.fill(&path, std::slice::from_mut(entry))?;
-                }
-                Ok(found)
-            },
+            |l| l.path_select(&path, session_id, leaf, query),
         )
     }
 

@@ -255,16 +255,10 @@ impl FsStore {
         let cold = lock(&slot.cold).take();
         let mut loaded = Box::new(Loaded::load(&ctx, sid)?);
         loaded.checkpoint_len = cold.map(|view| view.log_len()).filter(|&len| len == loaded.len);
-        self.checkpoint_later(sid, slot, &mut loaded);
-        Ok(loaded)
-    }
-
-    /// Queues a checkpoint of a large session whose checkpoint is behind (`checkpoint.rs`).
-    fn checkpoint_later(&self, sid: &str, slot: &Arc<Slot>, loaded: &mut Loaded) {
-        if loaded.checkpoint_behind(&self.ctx()) && !loaded.checkpoint_queued {
-            loaded.checkpoint_queued = true;
+        if loaded.wants_checkpoint(&ctx) {
             self.compactor.submit_checkpoint(sid, Arc::clone(slot));
         }
+        Ok(loaded)
     }
 
     /// Takes and writes a large session's checkpoint now, if it is behind (before the state
@@ -617,13 +611,7 @@ impl Store for FsStore {
         self.read_cold(
             session_id,
             |view| view.select(leaf, query),
-            |l| {
-                let mut found = l.state.path_select(session_id, leaf, query)?;
-                for (_, entry) in &mut found {
-                    l.spilled.fill(&path, std::slice::from_mut(entry))?;
-                }
-                Ok(found)
-            },
+            |l| l.path_select(&path, session_id, leaf, query),
         )
     }
 
@@ -633,17 +621,20 @@ impl Store for FsStore {
 
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
         let sid = &changes.session_id;
-        let mut compact = false;
+        let (mut compact, mut checkpoint) = (false, false);
         let applied = self.with_loaded(sid, |slot| {
             let applied = self.apply_locked(slot, changes);
             if let Some(loaded) = slot.as_deref_mut() {
                 compact = loaded.wants_compaction();
-                self.checkpoint_later(sid, &self.slot(sid), loaded);
+                checkpoint = loaded.wants_checkpoint(&self.ctx());
             }
             applied
         });
         if compact {
             self.compactor.submit(sid, self.slot(sid));
+        }
+        if checkpoint {
+            self.compactor.submit_checkpoint(sid, self.slot(sid));
         }
         applied
     }

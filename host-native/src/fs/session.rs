@@ -182,6 +182,21 @@ impl Loaded {
         })
     }
 
+    /// [`SessionState::path_select`] with the stubs' bodies read back from `log_path`.
+    pub(crate) fn path_select(
+        &self,
+        log_path: &Path,
+        sid: &str,
+        leaf: &str,
+        query: &session_core::path::PathSelect,
+    ) -> Result<Vec<(usize, session_core::wire::SessionEntry)>, StoreError> {
+        let mut found = self.state.path_select(sid, leaf, query)?;
+        for (_, entry) in &mut found {
+            self.spilled.fill(log_path, std::slice::from_mut(entry))?;
+        }
+        Ok(found)
+    }
+
     /// Whether this session's writes leave stubs: its log is large.
     pub(crate) fn spills(&self, ctx: &Ctx<'_>) -> bool {
         self.len >= ctx.spill_above
@@ -300,6 +315,16 @@ impl Loaded {
         }
         self.repair = TailRepair::None;
         Ok(())
+    }
+
+    /// Whether a checkpoint job should be queued ([`Self::checkpoint_behind`] and none queued
+    /// yet); marks it queued.
+    pub(crate) fn wants_checkpoint(&mut self, ctx: &Ctx<'_>) -> bool {
+        if self.checkpoint_queued || !self.checkpoint_behind(ctx) {
+            return false;
+        }
+        self.checkpoint_queued = true;
+        true
     }
 
     /// Whether the file passed its compaction check point and no job is queued for it yet (the
