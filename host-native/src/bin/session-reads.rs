@@ -242,6 +242,20 @@ async fn middle_cursor(
     best.1.cloned()
 }
 
+/// One whole-path walk of `session::messages` at [`WALK_PAGE`] into `stats`: its µs, the µs of
+/// one same-size no-op per page, its replies' bytes. Returns its pages.
+async fn timed_walk(b: &Bench, base: &Value, stats: &mut Stats) -> Vec<Page> {
+    let (pages, us) = walk(b, MESSAGES, base, WALK_PAGE, None).await;
+    let mut noop_us = 0;
+    for p in &pages {
+        noop_us += b.noop(p.bytes).await.unwrap_or(0);
+    }
+    stats.real.push(us);
+    stats.noop.push(noop_us);
+    stats.bytes.push(pages.iter().map(|p| p.bytes).sum());
+    pages
+}
+
 /// Latencies of one measured call and of its no-ops (µs), and the replies' bytes.
 #[derive(Default)]
 struct Stats {
@@ -351,17 +365,9 @@ async fn cold_open(b: &Bench, sid: &str, command: &[String], worker_pid: Option<
     // Then the whole active path, as a harness reloads it: walks at the largest page.
     let mut rows = Vec::new();
     for walk_no in 1..=3 {
-        let (pages, us) = walk(b, MESSAGES, &base, WALK_PAGE, None).await;
-        let mut noop_us = 0;
-        for p in &pages {
-            noop_us += b.noop(p.bytes).await.unwrap_or(0);
-        }
+        let mut stats = Stats::default();
+        let pages = timed_walk(b, &base, &mut stats).await;
         let entries: usize = pages.iter().map(|p| p.ids.len()).sum();
-        let stats = Stats {
-            real: vec![us],
-            noop: vec![noop_us],
-            bytes: vec![pages.iter().map(|p| p.bytes).sum()],
-        };
         let call = format!("walk {walk_no}, limit {WALK_PAGE}, {} pages", pages.len());
         rows.push(Row { call, size: entries, stats });
     }
@@ -431,14 +437,7 @@ async fn entries_phase(b: &Bench, n: usize, samples: usize) -> Vec<Row> {
     }
     let mut stats = Stats::default();
     for _ in 0..samples.min(3) {
-        let (pages, us) = walk(b, MESSAGES, &base, WALK_PAGE, None).await;
-        let mut noop_us = 0;
-        for p in &pages {
-            noop_us += b.noop(p.bytes).await.unwrap_or(0);
-        }
-        stats.real.push(us);
-        stats.noop.push(noop_us);
-        stats.bytes.push(pages.iter().map(|p| p.bytes).sum());
+        timed_walk(b, &base, &mut stats).await;
     }
     let call = format!("full walk, limit {WALK_PAGE}, {} page(s)", pages.len());
     rows.push(Row { call, size: n, stats });
