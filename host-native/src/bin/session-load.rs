@@ -6,10 +6,15 @@
 //! `--engine-pid` / `--worker-pid` add the CPU time per call of each process in the writers
 //! phases; `--listeners N` binds N no-op functions to `session::message-added` first.
 //!
+//! A second writers phase runs the same number of writers all on ONE shared session (created once
+//! per phase), for `session::append` and for both no-ops with the same payload shape: what the
+//! session's lock and single write order cost next to the one-session-each rows.
+//!
 //! `--rounds N` repeats everything and prints medians; a second table puts append next to a no-op
 //! carrying append's schemas (iii-sdk and the engine both copy a function's registration, schemas
 //! included, on every invocation) and, with `--fsync-probe <dir>` (a directory on the worker's
-//! disk), next to a bare write + fdatasync there (what durability must wait).
+//! disk), next to a bare write + fdatasync there (what durability must wait), including the ratio
+//! of append's p50 to the schema no-op's p50 plus the same round's fdatasync p50.
 //!
 //! With `--bridge-url` (the engine of a session-manager bridged to the one on `--url`) it also
 //! reports `session::append` through the bridge next to the same run's append on the main.
@@ -123,10 +128,19 @@ async fn sequential(iii: &IIIClient, function_id: &str, n: usize) -> (Vec<u64>, 
     (lat, failed)
 }
 
-/// Calls/s of `writers` concurrent writers (one session each), each calling back to back for
-/// `window`: completions inside the window over its length. A call the engine never answers
-/// (see BENCHMARKS.md) then costs one writer the rest of the window instead of holding the whole
-/// phase for the call's 5 s timeout. Returns the rate and the failed-or-stalled calls: errors
+/// Which sessions the writers of a [`concurrent`] phase call with.
+#[derive(Debug, Clone, Copy)]
+enum Sessions {
+    /// One session per writer.
+    OwnEach,
+    /// All writers on one session, created for the phase.
+    Shared,
+}
+
+/// Calls/s of `writers` concurrent writers (one session each, or all on one: `sessions`), each
+/// calling back to back for `window`: completions inside the window over its length. A call the
+/// engine never answers (see BENCHMARKS.md) then costs one writer the rest of the window instead
+/// of holding the whole phase for the call's 5 s timeout. Returns the rate and the failed-or-stalled calls: errors
 /// inside the window plus writers whose call had been in flight for over a second at its end.
 async fn concurrent(
     iii: &IIIClient,
@@ -134,13 +148,20 @@ async fn concurrent(
     writers: usize,
     window: Duration,
     cpu: &CpuProbe,
+    sessions: Sessions,
 ) -> Phase {
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
     const IDLE: u64 = u64::MAX;
-    let mut sids = Vec::new();
-    for _ in 0..writers {
-        sids.push(new_session(iii).await);
-    }
+    let sids = match sessions {
+        Sessions::OwnEach => {
+            let mut sids = Vec::new();
+            for _ in 0..writers {
+                sids.push(new_session(iii).await);
+            }
+            sids
+        }
+        Sessions::Shared => vec![new_session(iii).await; writers],
+    };
     let completed = Arc::new(AtomicUsize::new(0));
     let errors = Arc::new(AtomicUsize::new(0));
     // Per writer: when its in-flight call started (µs since `start`), or IDLE.
@@ -186,7 +207,8 @@ async fn concurrent(
         .filter(|&t| t != IDLE && end.saturating_sub(t) > 1_000_000)
         .count();
     if stalled > 0 {
-        eprintln!("session-load: {function_id}: {stalled} call(s) unanswered for over 1 s at the window's end");
+        let on = if let Sessions::Shared = sessions { " on one session" } else { "" };
+        eprintln!("session-load: {function_id}{on}: {stalled} call(s) unanswered for over 1 s at the window's end");
     }
     for task in tasks {
         task.abort();
@@ -280,7 +302,7 @@ fn fsync_probe(dir: &std::path::Path, n: usize) -> Vec<u64> {
 }
 
 /// The measured phases of a round, in the order of [`Round::failed`].
-const PHASES: [&str; 8] = [
+const PHASES: [&str; 11] = [
     "no-op sequential",
     "append sequential",
     "get sequential",
@@ -289,11 +311,25 @@ const PHASES: [&str; 8] = [
     "schema no-op writers",
     "append writers",
     "get writers",
+    "no-op writers on one session",
+    "schema no-op writers on one session",
+    "append writers on one session",
 ];
 
-/// The functions of the writers phases, in order.
-const WRITER_PHASES: [&str; 4] =
-    ["no-op", "no-op with append's schemas", "session::append", "session::get"];
+/// The functions of the writers phases (one session each, then on one session), in the order of
+/// [`Round::writer_phases`].
+const WRITER_PHASES: [&str; 7] = [
+    "no-op",
+    "no-op with append's schemas",
+    "session::append",
+    "session::get",
+    "no-op, on one session",
+    "no-op with append's schemas, on one session",
+    "session::append, on one session",
+];
+
+/// The functions of the writers phases on one session, in the order of [`Round::shared`].
+const SHARED_FUNCTIONS: [&str; 3] = [NOOP, NOOP_SCHEMA, "session::append"];
 
 /// One round's figures (ms, calls/s).
 #[derive(Debug, Default, Clone)]
@@ -303,8 +339,10 @@ struct Round {
     get: f64,
     noop_schema: f64,
     fsync: Option<f64>,
-    /// The writers phases, in the order of [`WRITER_PHASES`].
+    /// The writers phases, one session each, in the order of the first four [`WRITER_PHASES`].
     writers: [Phase; 4],
+    /// The writers phases on one shared session, in the order of [`SHARED_FUNCTIONS`].
+    shared: [Phase; 3],
     /// Failed calls of the sequential phases (the first four of [`PHASES`]).
     sequential_failed: [usize; 4],
 }
@@ -312,7 +350,12 @@ struct Round {
 impl Round {
     /// Failed calls per phase, in the order of [`PHASES`].
     fn failed(&self) -> impl Iterator<Item = usize> + '_ {
-        self.sequential_failed.iter().copied().chain(self.writers.iter().map(|w| w.failed))
+        self.sequential_failed.iter().copied().chain(self.writer_phases().map(|w| w.failed))
+    }
+
+    /// Every writers phase, in the order of [`WRITER_PHASES`].
+    fn writer_phases(&self) -> impl Iterator<Item = &Phase> + '_ {
+        self.writers.iter().chain(&self.shared)
     }
 }
 
@@ -331,10 +374,15 @@ async fn round(iii: &IIIClient, args: &Args) -> Round {
     let (get, get_failed) = sequential(iii, "session::get", args.sequential).await;
     let (noop_schema, schema_failed) = sequential(iii, NOOP_SCHEMA, args.sequential).await;
     let cpu = CpuProbe::new(args.engine_pid, args.worker_pid);
-    let noop_w = concurrent(iii, NOOP, args.writers, args.window(), &cpu).await;
-    let schema_w = concurrent(iii, NOOP_SCHEMA, args.writers, args.window(), &cpu).await;
-    let append_w = concurrent(iii, "session::append", args.writers, args.window(), &cpu).await;
-    let get_w = concurrent(iii, "session::get", args.writers, args.window(), &cpu).await;
+    let (w, window, own) = (args.writers, args.window(), Sessions::OwnEach);
+    let noop_w = concurrent(iii, NOOP, w, window, &cpu, own).await;
+    let schema_w = concurrent(iii, NOOP_SCHEMA, w, window, &cpu, own).await;
+    let append_w = concurrent(iii, "session::append", w, window, &cpu, own).await;
+    let get_w = concurrent(iii, "session::get", w, window, &cpu, own).await;
+    let mut shared = [Phase::default(); 3];
+    for (phase, function_id) in shared.iter_mut().zip(SHARED_FUNCTIONS) {
+        *phase = concurrent(iii, function_id, w, window, &cpu, Sessions::Shared).await;
+    }
     Round {
         noop: ps.map(|p| pct(&noop, p)),
         append: ps.map(|p| pct(&append, p)),
@@ -342,6 +390,7 @@ async fn round(iii: &IIIClient, args: &Args) -> Round {
         noop_schema: pct(&noop_schema, 0.5),
         fsync,
         writers: [noop_w, schema_w, append_w, get_w],
+        shared,
         sequential_failed: [noop_failed, append_failed, get_failed, schema_failed],
     }
 }
@@ -387,7 +436,8 @@ fn cpu_table(rounds: &[Round], args: &Args) {
     println!("|---|---|---|---|");
     for (i, name) in WRITER_PHASES.iter().enumerate() {
         let cell = |p: usize| {
-            let xs: Vec<f64> = rounds.iter().filter_map(|r| r.writers[i].cpu_us[p]).collect();
+            let xs: Vec<f64> =
+                rounds.iter().filter_map(|r| r.writer_phases().nth(i)?.cpu_us[p]).collect();
             if xs.is_empty() {
                 "–".to_string()
             } else {
@@ -416,8 +466,9 @@ async fn bridged(iii: &IIIClient, bridge_url: &str, args: &Args) {
         );
     }
     let cpu = CpuProbe::new(None, None);
-    let main_w = concurrent(iii, "session::append", args.writers, args.window(), &cpu).await;
-    let bridge_w = concurrent(&bridge, "session::append", args.writers, args.window(), &cpu).await;
+    let (w, window, own) = (args.writers, args.window(), Sessions::OwnEach);
+    let main_w = concurrent(iii, "session::append", w, window, &cpu, own).await;
+    let bridge_w = concurrent(&bridge, "session::append", w, window, &cpu, own).await;
     println!(
         "| {} concurrent writers, {} s each (calls/s) | {:.0} | {:.0} | {:.2}× |",
         args.writers,
@@ -491,6 +542,9 @@ async fn main() {
         |r| r.writers[0].rate,
         |r| r.writers[3].rate,
     );
+    let shared =
+        format!("{} writers on one session, {} s (calls/s)", args.writers, args.window_secs);
+    row(&shared, &rounds, |r| r.shared[0].rate, |r| r.shared[2].rate);
     println!("\n| same rounds, other floors | floor | session::append | ratio |");
     println!("|---|---|---|---|");
     row(
@@ -504,6 +558,12 @@ async fn main() {
         &rounds,
         |r| r.writers[1].rate,
         |r| r.writers[2].rate,
+    );
+    row(
+        &format!("{shared}, no-op registered with session::append's schemas"),
+        &rounds,
+        |r| r.shared[1].rate,
+        |r| r.shared[2].rate,
     );
     if rounds.iter().all(|r| r.fsync.is_some()) {
         let fsync = |r: &Round| r.fsync.unwrap_or(f64::NAN);
@@ -529,7 +589,7 @@ async fn main() {
     let failed: usize = per_phase_failed.iter().sum();
     let completed: f64 = rounds
         .iter()
-        .map(|r| r.writers.iter().map(|w| w.rate).sum::<f64>() * args.window_secs)
+        .map(|r| r.writer_phases().map(|w| w.rate).sum::<f64>() * args.window_secs)
         .sum();
     let calls = rounds.len() * 4 * n + completed as usize;
     let per_phase: Vec<String> = PHASES
