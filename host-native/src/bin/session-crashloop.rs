@@ -16,6 +16,13 @@
 //! last line or an incomplete trailing group, what the tail repair cuts).
 //! The next child re-checks the newest acks and a random sample of older ones through the store.
 //!
+//! By default each client has a session of its own. With `--shared-sessions N` client `k` writes
+//! session `k % N`, so several clients append, update and fork concurrently on one session: entry
+//! ids carry the client (unique across clients), each client updates and forks at its own
+//! acknowledged entries only, and a fork's copied path (which then includes other clients'
+//! entries appended before the fork point) is checked against the count the fork's answer
+//! reported: the fork session's entries and the source's root → fork-point path on disk.
+//!
 //! `cargo run --release -p session-manager --bin session-crashloop -- --cycles 1000`
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -59,6 +66,10 @@ struct Args {
     /// Client sessions are replaced by new ones every this many cycles (bounds file and fork size).
     #[arg(long, default_value_t = 5)]
     rotate: u64,
+    /// Sessions the clients share: client `k` writes session `k % N`, concurrently with the other
+    /// clients on it. 0: one session per client.
+    #[arg(long, default_value_t = 0)]
+    shared_sessions: u64,
     /// Older acknowledged entries the restarted child re-checks through the store, per cycle.
     #[arg(long, default_value_t = 200)]
     sample: usize,
@@ -88,6 +99,8 @@ enum Mode {
         seed: u64,
         #[arg(long)]
         rotate: u64,
+        #[arg(long)]
+        shared_sessions: u64,
         #[arg(long)]
         fsync: String,
         #[arg(long)]
@@ -148,8 +161,18 @@ enum Msg {
 fn main() -> ExitCode {
     let args = Args::parse();
     match args.mode {
-        Some(Mode::Child { ref data_dir, cycle, clients, seed, rotate, ref fsync, sabotage }) => {
-            child(data_dir, cycle, clients, seed, rotate.max(1), fsync, sabotage)
+        Some(Mode::Child {
+            ref data_dir,
+            cycle,
+            clients,
+            seed,
+            rotate,
+            shared_sessions,
+            ref fsync,
+            sabotage,
+        }) => {
+            let sessions = Sessions { rotate: rotate.max(1), shared: shared_sessions };
+            child(data_dir, cycle, clients, seed, sessions, fsync, sabotage)
         }
         None => parent(&args),
     }
@@ -195,12 +218,32 @@ fn entry_text(entry: &Value) -> Option<&str> {
     entry.pointer("/message/content/0/text").and_then(Value::as_str)
 }
 
+/// Which session a client writes.
+#[derive(Debug, Clone, Copy)]
+struct Sessions {
+    /// A new generation of sessions every this many cycles.
+    rotate: u64,
+    /// Sessions shared by the clients (0: one per client).
+    shared: u64,
+}
+
+impl Sessions {
+    /// Client `k`'s session in `cycle`: its own, or shared session `k % shared`.
+    fn of(&self, k: u64, cycle: u64) -> String {
+        let generation = cycle / self.rotate;
+        match self.shared {
+            0 => format!("crash-c{k}-g{generation}"),
+            n => format!("crash-s{}-g{generation}", k % n),
+        }
+    }
+}
+
 fn child(
     data_dir: &Path,
     cycle: u64,
     clients: u64,
     seed: u64,
-    rotate: u64,
+    sessions: Sessions,
     fsync: &str,
     sabotage: bool,
 ) -> ExitCode {
@@ -289,14 +332,15 @@ fn child(
         }
         out.send(&Msg::Verified { checked, lost, retried, first });
         if sabotage {
-            let (sid, eid) = (format!("crash-c0-g{}", cycle / rotate), "never-written".to_string());
+            // Client 0's session, so the parent replays the file that lacks it.
+            let (sid, eid) = (sessions.of(0, cycle), "never-written".to_string());
             out.send(&Msg::Appended { sid, eid, text: "never written".into(), retry: false });
         }
         let tasks: Vec<_> = (0..clients)
             .map(|k| {
                 let (worker, out) = (worker.clone(), out.clone());
                 let rng = Rng(seed ^ (k + 1).wrapping_mul(0xA24B_AED4_963E_E407));
-                tokio::spawn(client(worker, out, rng, cycle, k, rotate))
+                tokio::spawn(client(worker, out, rng, cycle, k, sessions.of(k, cycle)))
             })
             .collect();
         for t in tasks {
@@ -306,10 +350,10 @@ fn child(
     ExitCode::SUCCESS
 }
 
-/// One client: its own session (replaced every `rotate` cycles), appends, updates of its own
-/// acknowledged entries, forks at them. Runs until killed.
-async fn client(worker: Arc<Worker>, out: Out, mut rng: Rng, cycle: u64, k: u64, rotate: u64) {
-    let sid = format!("crash-c{k}-g{}", cycle / rotate);
+/// One client on session `sid` (its own or shared, see [`Sessions::of`]): appends (entry ids
+/// unique per cycle and client), updates of its own acknowledged entries, forks at them. Runs
+/// until killed.
+async fn client(worker: Arc<Worker>, out: Out, mut rng: Rng, cycle: u64, k: u64, sid: String) {
     if let Err(e) = call(&worker, "session::ensure", json!({"session_id": sid})).await {
         out.send(&Msg::Failed { op: "ensure".into(), error: e });
         return;
@@ -448,6 +492,7 @@ fn parent(args: &Args) -> ExitCode {
             .arg(&dir)
             .args(["--cycle", &cycle.to_string(), "--clients", &args.clients.to_string()])
             .args(["--seed", &rng.next().to_string(), "--rotate", &args.rotate.to_string()])
+            .args(["--shared-sessions", &args.shared_sessions.to_string()])
             .args(["--fsync", &args.fsync])
             .args(if args.sabotage && cycle == 0 { &["--sabotage"][..] } else { &[] })
             .stdin(Stdio::piped())
