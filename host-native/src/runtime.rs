@@ -65,6 +65,11 @@ impl Runtime {
         Runtime { adapter, store, fs: None, bridge: None }
     }
 
+    /// A runtime over an fs store the caller opened (tests with an IO double).
+    pub fn over_fs(adapter: AdapterConfig, store: Arc<FsStore>) -> Runtime {
+        Runtime { adapter, store: store.clone(), fs: Some(store), bridge: None }
+    }
+
     /// The fs store, in fs mode (the worker runs calls it can serve from memory inline).
     pub fn fs_store(&self) -> Option<&Arc<FsStore>> {
         self.fs.as_ref()

@@ -8,9 +8,11 @@ use serde_json::Value;
 use session_core::catalog::{self, Attachments, OpKind, Operation};
 use session_core::wire::ReloadStatus;
 use session_core::{Clock, Env, IdGen, Limits, Outcome, SessionError, Store};
+use tokio::sync::OwnedMutexGuard;
 
 use crate::clock::{random_ids, SystemClock};
 use crate::emitter::Emitter;
+use crate::fs::SyncMode;
 use crate::locks::{lock_key, SessionLocks};
 use crate::runtime::Runtime;
 
@@ -107,7 +109,7 @@ impl Worker {
     }
 
     /// Runs one catalog function (not the operator ones) and publishes its events.
-    pub async fn call(&self, op: &'static Operation, mut payload: Value) -> Result<Value, Error> {
+    pub async fn call(&self, op: &'static Operation, payload: Value) -> Result<Value, Error> {
         let runtime = self.runtime();
         if op.kind == OpKind::StoreProtocol && !runtime.is_fs() {
             return Err(Error::Handler(format!(
@@ -116,35 +118,19 @@ impl Worker {
                 runtime.mode()
             )));
         }
-        let _guard = match lock_key(op, &payload) {
+        let locked = match lock_key(op, &payload) {
             Some(key) => Some(self.locks.lock(&key).await),
             None => None,
         };
-        let limits = self.limits();
-        // Reads the fs store can serve from memory run on this thread; everything else (and every
-        // other store) on a blocking thread.
-        let inline = match runtime.fs_store() {
-            Some(fs) if inline_candidate(op) => {
-                // The inline try works on a copy (the payload is kept for a retry on a blocking
-                // thread), and cloning a `Value` recurses: first refuse what the core refuses
-                // for its depth or size, so no payload of any depth is ever cloned.
-                let budget = session_core::limits::request_budget(op.effects, &limits);
-                payload = session_core::limits::check(payload, budget).map_err(|e| remote(&e))?;
-                fs.inline(|store| run(store, &self.sources, limits, op, payload.clone()))
-            }
-            _ => None,
+        let (guard, mut turn) = match locked {
+            Some(locked) => (Some(locked.guard), Some(locked.turn)),
+            None => (None, None),
         };
-        let result = match inline {
-            Some(result) => result,
-            None => {
-                let (store_runtime, sources) = (runtime.clone(), self.sources.clone());
-                tokio::task::spawn_blocking(move || {
-                    run(&*store_runtime.store, &sources, limits, op, payload)
-                })
-                .await
-                .map_err(|e| Error::Runtime(format!("{} panicked: {e}", op.id)))?
-            }
-        };
+        let result = self.execute(&runtime, op, payload, guard).await?;
+        // Events in the order the calls held the session's lock (their flushes may end in any).
+        if let Some(turn) = turn.as_mut() {
+            turn.predecessor().await;
+        }
         match result {
             Ok(outcome) => {
                 runtime.publish(&self.emitter, &outcome.events).await;
@@ -153,13 +139,100 @@ impl Worker {
             Err(e) => Err(remote(&e)),
         }
     }
+
+    /// The store part of a call, the session lock (`guard`) held while it decides and writes:
+    /// on this thread when the fs store can serve it from memory ([`crate::fs::FsStore::inline`],
+    /// [`crate::fs::FsStore::inline_write`]), else on a blocking thread. With `fsync: group` (issue 16) a
+    /// write releases the lock before its flush returns, so the session's next writers are
+    /// decided meanwhile and share that flush; a read waits until what it saw is durable.
+    async fn execute(
+        &self,
+        runtime: &Arc<Runtime>,
+        op: &'static Operation,
+        mut payload: Value,
+        guard: Option<OwnedMutexGuard<()>>,
+    ) -> Result<Result<Outcome<Value>, SessionError>, Error> {
+        let limits = self.limits();
+        let panicked =
+            |e: tokio::task::JoinError| Error::Runtime(format!("{} panicked: {e}", op.id));
+        let Some(fs) = runtime.fs_store() else {
+            let (runtime, sources) = (runtime.clone(), self.sources.clone());
+            let run = move || run(&*runtime.store, &sources, limits, op, payload);
+            return tokio::task::spawn_blocking(run).await.map_err(panicked);
+        };
+        let sync = fs.config().sync;
+        let read_of = match (sync, op.effects.writes) {
+            (SyncMode::Group, false) => payload.get("session_id").and_then(Value::as_str),
+            _ => None,
+        }
+        .map(String::from);
+        let mut inline = None;
+        let mut flushes = None;
+        if inline_candidate(op, sync) {
+            // The inline try works on a copy (the payload is kept for a retry on a blocking
+            // thread), and cloning a `Value` recurses: first refuse what the core refuses for its
+            // depth or size, so no payload of any depth is ever cloned.
+            let budget = session_core::limits::request_budget(op.effects, &limits);
+            payload = session_core::limits::check(payload, budget).map_err(|e| remote(&e))?;
+            let try_run =
+                |store: &dyn Store| run(store, &self.sources, limits, op, payload.clone());
+            if op.effects.writes {
+                if let Some((result, written)) = fs.inline_write(try_run) {
+                    (inline, flushes) = (Some(result), Some(written));
+                }
+            } else {
+                inline = fs.inline(try_run);
+            }
+        }
+        let result = match inline {
+            Some(result) => result,
+            None => {
+                let (runtime, sources) = (runtime.clone(), self.sources.clone());
+                let deferred = op.effects.writes && sync == SyncMode::Group;
+                let (result, written) = tokio::task::spawn_blocking(move || {
+                    let fs = runtime.fs_store().filter(|_| deferred);
+                    match fs.map(|fs| fs.deferred()) {
+                        Some(view) => {
+                            let result = run(&view, &sources, limits, op, payload);
+                            (result, Some(view.into_flushes()))
+                        }
+                        None => (run(&*runtime.store, &sources, limits, op, payload), None),
+                    }
+                })
+                .await
+                .map_err(panicked)?;
+                flushes = flushes.or(written);
+                result
+            }
+        };
+        drop(guard);
+        let settled = match (flushes, read_of) {
+            (Some(flushes), _) => flushes.wait().await,
+            (None, Some(sid)) if result.is_ok() => fs.settle(&sid).await,
+            _ => Ok(()),
+        };
+        if settled.is_err() {
+            // A flush failed: its log is cut back before this call answers.
+            let runtime = runtime.clone();
+            let clean = move || runtime.fs_store().map(|fs| fs.clean_failed_flushes());
+            tokio::task::spawn_blocking(clean).await.map_err(panicked)?;
+        }
+        Ok(result.and_then(|outcome| settled.map(|()| outcome).map_err(SessionError::from)))
+    }
 }
 
-/// Whether a call of `op` may try the fs store's inline path: reads only (the view refuses every
-/// write, see `fs/inline.rs`), and not the attachment reads (file IO), as the catalog declares.
-fn inline_candidate(op: &Operation) -> bool {
-    !op.effects.writes && op.effects.attachments == Attachments::None
+/// Whether a call of `op` may try the fs store's inline path (`fs/inline.rs`): reads that need no
+/// attachment file IO, as the catalog declares, and with `fsync: group` or `never` the calls in
+/// [`INLINE_WRITES`].
+fn inline_candidate(op: &Operation, sync: SyncMode) -> bool {
+    let writes_inline = sync != SyncMode::Always && INLINE_WRITES.contains(&op.id);
+    op.effects.attachments == Attachments::None && (!op.effects.writes || writes_inline)
 }
+
+/// The writes the inline view may serve: each decides from reads, then applies one change set
+/// of appends and plain records and reads nothing after it (the view never refuses once it
+/// wrote). They are the hot path of a busy session (issue 16: no blocking-thread hand-off).
+const INLINE_WRITES: [&str; 2] = ["session::append", "session::append-delta"];
 
 /// Whether this process exports OpenTelemetry data (spans, logs, metrics) to the engine: only
 /// when `OTEL_ENABLED` is `true` or `1`. Off by default, unlike iii-sdk's default: every function

@@ -322,11 +322,19 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
             return Err(io_err("write", &tmp, &e));
         }
     };
+    // Group commit: the old file's pending appends are flushed before it is replaced (a flush
+    // that failed after the rename would otherwise cut the new file, `flush.rs`).
+    if let Err(e) = slot.flusher.flush_pending(io) {
+        drop(guard);
+        give_up(slot);
+        return Err(e);
+    }
     if let Err(e) = io.rename(&tmp, &path) {
         drop(guard);
         give_up(slot);
         return Err(io_err("rename", &tmp, &e));
     }
+    slot.flusher.moved(live + tail_len);
     // The new file is live: the cached handle points at the old one, and the stubs' spans too
     // (moved to their lines in the new file; replayed from it if one cannot be).
     if !loaded.spilled.moved(&moved, from, live) {

@@ -6,7 +6,10 @@
 //! another thread:
 //!
 //! * the session's slot lock is free (`try_lock`) — a busy slot means another thread is writing,
-//!   flushing, compacting or loading it (so a read never sees a write before it is durable);
+//!   flushing (`fsync: always`), compacting or loading it; with `fsync: group` a write's flush
+//!   runs after the lock is released, and the worker holds a read's answer until what it saw is
+//!   durable (`FsStore::settle`); a slot whose group flush failed refuses (its log is cut back on
+//!   a blocking thread first);
 //! * the session is cached, or its log is missing or small enough to replay on the spot
 //!   ([`INLINE_LOAD_MAX_BYTES`]); `list_entries` only for sessions up to
 //!   [`INLINE_SCAN_MAX_BYTES`] (an O(n) copy);
@@ -14,24 +17,31 @@
 //!   for windows of up to [`INLINE_STUB_READS`] entries: positioned reads of a log the page
 //!   cache holds (it was just written or read), a page, never a walk at the largest limit; a
 //!   cold view is never opened here (a file read);
-//! * never `list_metas` (may build the catalog from the directory), attachments (file IO) nor any
-//!   write (`apply`); `list_page` only from a built catalog that is not locked.
+//! * never `list_metas` (may build the catalog from the directory) nor attachments (file IO);
+//!   `list_page` only from a built catalog that is not locked;
+//! * writes only through [`FsStore::inline_write`] (`fsync: group` or `never`: the write is one
+//!   `write` into the page cache, its flush waited for later, `flush.rs`), and only appends to a
+//!   session that is cached and on disk with its file open, that read back no stub body, and
+//!   whose flusher is sound; deletes and attachment writes refuse. After the view wrote, nothing refuses any more
+//!   (a rerun would write twice): a later refusal is an internal error instead.
 //!
 //! Anything else *refuses*: it returns an error and marks the view, and the caller reruns the
 //! whole call on a blocking thread against the store itself. Since the view never writes, the
 //! rerun starts from the same disk state.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
 
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
-use session_core::{Applied, ChangeSet, Store, StoreError};
+use session_core::{Applied, ChangeSet, Store, StoreError, Write};
 
 use super::checkpoint::ColdView;
+use super::flush::{Flushes, Ticket};
 use super::session::{Loaded, Slot};
+use super::sync::SyncMode;
 use super::{not_loaded, FsStore};
 
 /// Largest log replayed on the calling thread when a session is first touched.
@@ -47,6 +57,10 @@ pub const INLINE_STUB_READS: usize = 64;
 pub(crate) struct Inline<'a> {
     fs: &'a FsStore,
     refused: Cell<bool>,
+    /// `Some` when the view may write ([`FsStore::inline_write`]): the writes' flush tickets.
+    tickets: Option<RefCell<Vec<Ticket>>>,
+    /// The view wrote: it must not refuse any more.
+    wrote: Cell<bool>,
 }
 
 impl FsStore {
@@ -54,14 +68,36 @@ impl FsStore {
     /// operation: then nothing was written, and the caller must run the work again against the
     /// store itself on a thread that may block.
     pub fn inline<R>(&self, f: impl FnOnce(&dyn Store) -> R) -> Option<R> {
-        let view = Inline { fs: self, refused: Cell::new(false) };
+        let view =
+            Inline { fs: self, refused: Cell::new(false), tickets: None, wrote: false.into() };
         let result = f(&view);
         (!view.refused.get()).then_some(result)
+    }
+
+    /// [`Self::inline`] for a call that may also append (see the module docs), with
+    /// `fsync: group` or `never`: `None` when the view refused (nothing was written), else the
+    /// result and the flushes its writes wait for.
+    pub fn inline_write<R>(&self, f: impl FnOnce(&dyn Store) -> R) -> Option<(R, Flushes)> {
+        let view = Inline {
+            fs: self,
+            refused: Cell::new(false),
+            tickets: Some(RefCell::default()),
+            wrote: false.into(),
+        };
+        let result = f(&view);
+        if view.refused.get() {
+            return None;
+        }
+        let tickets = view.tickets.map(RefCell::into_inner).unwrap_or_default();
+        Some((result, Flushes::new(tickets, Arc::clone(&self.cfg.io))))
     }
 }
 
 impl Inline<'_> {
     fn refuse<R>(&self) -> Result<R, StoreError> {
+        if self.wrote.get() {
+            return Err(StoreError::Internal("the inline view refused after it wrote".into()));
+        }
         self.refused.set(true);
         Err(StoreError::WouldBlock)
     }
@@ -83,6 +119,9 @@ impl Inline<'_> {
                 Err(TryLockError::Poisoned(p)) => p.into_inner(),
                 Err(TryLockError::WouldBlock) => return self.refuse(),
             };
+            if slot.flusher.poisoned() {
+                return self.refuse(); // the log is cut back first, on a blocking thread
+            }
             if guard.is_none() {
                 let ctx = self.fs.ctx();
                 match std::fs::metadata(ctx.log_path(sid)) {
@@ -119,6 +158,7 @@ impl Inline<'_> {
         }
         let slot = self.fs.slot(sid);
         let answer = match slot.inner.try_lock() {
+            Ok(_) if slot.flusher.poisoned() => return self.refuse(),
             Ok(guard) if guard.is_none() => {
                 let view = slot.cold.try_lock().ok();
                 view.as_deref().and_then(|v| v.as_deref()).and_then(cold)
@@ -250,11 +290,38 @@ impl Store for Inline<'_> {
         self.read(session_id, |l| l.state.feed.page(after_seq, limit))
     }
 
-    /// Writes always go to a blocking thread: a durable write waits for `fdatasync`, and in
-    /// `never` mode serving appends on the connection thread made the engine harness fall into its
-    /// slow state more often (BENCHMARKS.md) for no measurable latency gain.
-    fn apply(&self, _changes: &ChangeSet) -> Result<Applied, StoreError> {
-        self.refuse()
+    /// An append to a cached session whose file is open: one `write` on this thread, the flush
+    /// left to the caller ([`FsStore::inline_write`]). Anything else refuses.
+    fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        let Some(tickets) = &self.tickets else { return self.refuse() };
+        let plain = changes.writes.iter().all(|w| {
+            matches!(
+                w,
+                Write::CommitAppend { .. }
+                    | Write::AppendDelta { .. }
+                    | Write::PutMeta(_)
+                    | Write::PutEntry(_)
+                    | Write::SetActiveLeaf(_)
+                    | Write::Feed { .. }
+            )
+        });
+        if self.refused.get() || !plain || self.fs.cfg.sync == SyncMode::Always {
+            return self.refuse();
+        }
+        let slot = self.fs.slot(&changes.session_id);
+        let mut guard = match slot.inner.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return self.refuse(),
+        };
+        match guard.as_deref() {
+            Some(l) if l.writes_in_place(&changes.writes) && !slot.flusher.poisoned() => {}
+            _ => return self.refuse(),
+        }
+        slot.last_used.store(self.fs.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        self.wrote.set(true);
+        let mut tickets = tickets.borrow_mut();
+        self.fs.apply_held(&slot, &mut guard, changes, &mut tickets)
     }
 }
 

@@ -10,8 +10,9 @@
 //!   (a crash leaves only unreachable files), single deletes after it, and a session delete
 //!   trashes the folder first and rolls it back on open if the log never went away
 //!   (`attachments.rs`).
-//! * **Durability:** [`SyncMode`]; the default `group` flushes before answering; concurrent
-//!   writers' flushes are committed together by the file system's journal (`sync.rs`).
+//! * **Durability:** [`SyncMode`]; the default `group` flushes before answering, one flush for
+//!   the writes of a session that arrive while its previous flush runs (`flush.rs`, [`Deferred`]);
+//!   different sessions flush concurrently (`sync.rs`).
 //! * **Concurrency:** one `session::Slot` (mutex + cached state) per session in a sharded map:
 //!   readers and writers of different sessions never wait for each other.
 //! * **Memory:** sessions load on first touch; an LRU pass evicts idle sessions past the budget.
@@ -23,7 +24,9 @@ mod attachments;
 mod catalog;
 mod checkpoint;
 mod compact;
+mod deferred;
 mod faulty;
+mod flush;
 mod inline;
 mod io;
 mod session;
@@ -47,11 +50,14 @@ use attachments::Attachments;
 use catalog::Catalog;
 use checkpoint::{Checkpoint, ColdView};
 use compact::Compactor;
+use flush::{Flusher, Ticket};
 use io::io_err;
 use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
 
 pub use catalog::CATALOG_FILE;
+pub use deferred::Deferred;
 pub use faulty::{Fault, FaultyIo, OpKind};
+pub use flush::Flushes;
 pub use sync::SyncMode;
 pub use vfs::{FsIo, RealIo};
 
@@ -236,6 +242,7 @@ impl FsStore {
         let mut loaded_now = false;
         let result = {
             let mut guard = lock(&slot.inner);
+            self.clean_after_failed_flush(sid, &slot, &mut guard);
             if guard.is_none() {
                 *guard = Some(self.load(sid, &slot)?);
                 loaded_now = true;
@@ -247,6 +254,80 @@ impl FsStore {
             self.evict_if_needed(&slot);
         }
         result
+    }
+
+    /// Under the slot lock, after a failed group flush ([`flush`]): the log is cut back to what
+    /// is durable, the cached state and cold view go, the catalog re-reads the session.
+    fn clean_after_failed_flush(&self, sid: &str, slot: &Slot, guard: &mut Option<Box<Loaded>>) {
+        if slot.flusher.clean_after_failure(&*self.cfg.io) {
+            *guard = None;
+            lock(&slot.cold).take();
+            self.catalog.refresh(&self.cfg.data_dir, sid);
+        }
+    }
+
+    /// Cuts back what failed group flushes left, now (the writer or reader a failed flush
+    /// reached calls it, so listings and other stores on the data_dir see the disk at once).
+    pub fn clean_failed_flushes(&self) {
+        for (sid, slot) in self.all_slots() {
+            if slot.flusher.poisoned() {
+                self.clean_after_failed_flush(&sid, &slot, &mut lock(&slot.inner));
+            }
+        }
+    }
+
+    /// Waits until what a reader of `sid` may just have seen is durable: with `fsync: group` an
+    /// append is visible under the slot lock before its flush returns. An error when a flush
+    /// failed meanwhile (the reader saw a write that is gone; the read fails as `session/storage`).
+    pub async fn settle(&self, sid: &str) -> Result<(), StoreError> {
+        let shard = &self.shards[(self.hasher.hash_one(sid) as usize) % SHARDS];
+        let Some(slot) = shard.read().unwrap_or_else(|p| p.into_inner()).get(sid).cloned() else {
+            return Ok(());
+        };
+        match slot.flusher.pending() {
+            Some(upto) => Ticket { slot, upto }.wait_async(&self.cfg.io).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Applies a change set like [`Store::apply`] but leaves the group flush of its appends to
+    /// the caller: their tickets go to `tickets`, and the write is durable once each
+    /// [`Ticket::wait`] returned `Ok` (the worker waits after releasing the session lock, so the
+    /// session's next writers are decided meanwhile and share the flush).
+    pub(crate) fn apply_deferred(
+        &self,
+        changes: &ChangeSet,
+        tickets: &mut Vec<Ticket>,
+    ) -> Result<Applied, StoreError> {
+        let sid = &changes.session_id;
+        let slot = self.slot(sid);
+        self.with_loaded(sid, |guard| self.apply_held(&slot, guard, changes, tickets))
+    }
+
+    /// [`Self::apply_locked`] with the slot lock held by the caller, then the background jobs the
+    /// write calls for; its group flush ticket goes to `tickets`.
+    fn apply_held(
+        &self,
+        slot: &Arc<Slot>,
+        guard: &mut Option<Box<Loaded>>,
+        changes: &ChangeSet,
+        tickets: &mut Vec<Ticket>,
+    ) -> Result<Applied, StoreError> {
+        let sid = &changes.session_id;
+        let applied = self.apply_locked(guard, &slot.flusher, changes);
+        if let Some(loaded) = guard.as_deref_mut() {
+            if loaded.wants_compaction() {
+                self.compactor.submit(sid, Arc::clone(slot));
+            }
+            if loaded.wants_checkpoint(&self.ctx()) {
+                self.compactor.submit_checkpoint(sid, Arc::clone(slot));
+            }
+        }
+        let (applied, upto) = applied?;
+        if let Some(upto) = upto {
+            tickets.push(Ticket { slot: Arc::clone(slot), upto });
+        }
+        Ok(applied)
     }
 
     /// Replays a session (its slot's `inner` held, empty); its cold view, if any, goes.
@@ -290,7 +371,8 @@ impl FsStore {
         let slot = self.slot(sid);
         let mut opened_now = false;
         let answer = {
-            let guard = lock(&slot.inner);
+            let mut guard = lock(&slot.inner);
+            self.clean_after_failed_flush(sid, &slot, &mut guard);
             let mut view = lock(&slot.cold);
             if guard.is_none() && view.is_none() && self.cfg.spill_above < u64::MAX {
                 *view = ColdView::open(&self.ctx().log_path(sid)).map(Box::new);
@@ -347,6 +429,7 @@ impl FsStore {
                 break;
             }
             if let Ok(mut guard) = slot.inner.try_lock() {
+                self.clean_after_failed_flush(&sid, &slot, &mut guard);
                 let held = guard.take().map(|mut loaded| self.checkpoint_now(&sid, &mut loaded));
                 let cold = lock(&slot.cold).take();
                 if held.is_some() || cold.is_some() {
@@ -367,17 +450,21 @@ impl FsStore {
             let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
             map.retain(|_, slot| {
                 Arc::strong_count(slot) > 1
+                    || slot.flusher.poisoned()
                     || !matches!(slot.inner.try_lock().as_deref(), Ok(None))
                     || lock(&slot.cold).is_some()
             });
         }
     }
 
+    /// Plans and writes one change set under the slot lock; the count the write's group flush
+    /// ticket waits for, when it appended with `fsync: group`.
     fn apply_locked(
         &self,
         slot: &mut Option<Box<Loaded>>,
+        flusher: &Flusher,
         changes: &ChangeSet,
-    ) -> Result<Applied, StoreError> {
+    ) -> Result<(Applied, Option<u64>), StoreError> {
         let sid = changes.session_id.as_str();
         let ctx = self.ctx();
         let durable = ctx.sync != SyncMode::Never;
@@ -436,28 +523,39 @@ impl FsStore {
             }
         };
 
-        // The commit point.
+        // The commit point. A rewrite replaces the file: its pending appends are flushed first.
         let result = match &log {
-            LogChange::None => Ok(()),
-            LogChange::Append(records) => loaded.append(&ctx, sid, records),
-            LogChange::Rewrite => loaded.rewrite(&ctx, sid),
-        };
-        if let Err(e) = result {
-            // The write may have landed before a later step failed (e.g. the directory fsync
-            // after a rename): the disk decides. Replay it on next touch, re-read its meta, and
-            // treat the trash as `recover` does on open: back home while the log exists.
-            *slot = None;
-            self.catalog.refresh(&self.cfg.data_dir, sid);
-            if let Some(trash) = trashed {
-                if session::session_on_disk(&self.cfg.data_dir, sid) {
-                    let home = self.attachments.home(sid);
-                    let _ = self.cfg.io.rename(&trash, &home);
-                } else if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash) {
-                    eprintln!("session-manager: fs store: trash of {sid:?} left for open: {e}");
-                }
+            LogChange::None => Ok(None),
+            LogChange::Append(records) => loaded.append(&ctx, sid, records, flusher),
+            LogChange::Rewrite => {
+                flusher.flush_pending(ctx.io).and_then(|()| loaded.rewrite(&ctx, sid)).map(|()| {
+                    flusher.moved(loaded.len);
+                    None
+                })
             }
-            return Err(e);
-        }
+        };
+        let ticket = match result {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                // The write may have landed before a later step failed (e.g. the directory fsync
+                // after a rename): the disk decides. Replay it on next touch, re-read its meta, and
+                // treat the trash as `recover` does on open: back home while the log exists. (A
+                // failed flush of pending appends cuts the log back first.)
+                flusher.clean_after_failure(ctx.io);
+                *slot = None;
+                self.catalog.refresh(&self.cfg.data_dir, sid);
+                if let Some(trash) = trashed {
+                    if session::session_on_disk(&self.cfg.data_dir, sid) {
+                        let home = self.attachments.home(sid);
+                        let _ = self.cfg.io.rename(&trash, &home);
+                    } else if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash)
+                    {
+                        eprintln!("session-manager: fs store: trash of {sid:?} left for open: {e}");
+                    }
+                }
+                return Err(e);
+            }
+        };
         if log != LogChange::None {
             self.catalog.on_write(sid, loaded.state.meta.as_ref());
         }
@@ -487,7 +585,7 @@ impl FsStore {
                 }
             }
         }
-        Ok(applied)
+        Ok((applied, ticket))
     }
 }
 
@@ -501,8 +599,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Drop for FsStore {
-    /// Saves the catalog and the checkpoints of large sessions that are behind.
+    /// Cuts back what failed group flushes left, saves the catalog and the checkpoints of large
+    /// sessions that are behind.
     fn drop(&mut self) {
+        self.clean_failed_flushes();
         self.flush_checkpoints();
         if let Err(e) = self.catalog.save(&*self.cfg.io, &self.cfg.data_dir) {
             eprintln!("session-manager: fs store: could not save the catalog: {e}");
@@ -619,24 +719,17 @@ impl Store for FsStore {
         self.catalog.page(&self.cfg.data_dir, query)
     }
 
+    /// Writes, then waits for the write's group flush (when there is one).
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
-        let sid = &changes.session_id;
-        let (mut compact, mut checkpoint) = (false, false);
-        let applied = self.with_loaded(sid, |slot| {
-            let applied = self.apply_locked(slot, changes);
-            if let Some(loaded) = slot.as_deref_mut() {
-                compact = loaded.wants_compaction();
-                checkpoint = loaded.wants_checkpoint(&self.ctx());
+        let mut tickets = Vec::new();
+        let applied = self.apply_deferred(changes, &mut tickets)?;
+        for ticket in &tickets {
+            if let Err(e) = ticket.wait(&*self.cfg.io) {
+                self.clean_failed_flushes();
+                return Err(e);
             }
-            applied
-        });
-        if compact {
-            self.compactor.submit(sid, self.slot(sid));
         }
-        if checkpoint {
-            self.compactor.submit_checkpoint(sid, self.slot(sid));
-        }
-        applied
+        Ok(applied)
     }
 }
 

@@ -16,6 +16,7 @@ use session_core::StoreError;
 
 use super::checkpoint::{self, ColdView};
 use super::compact::next_epoch;
+use super::flush::Flusher;
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
 use super::spill::{self, Spilled, STUB_COST};
 use super::sync::SyncMode;
@@ -40,6 +41,8 @@ pub(crate) struct Slot {
     /// ([`ColdView`]). Locked only while `inner` is held.
     pub(crate) cold: Mutex<Option<Box<ColdView>>>,
     pub(crate) last_used: AtomicU64,
+    /// Group commit of the session's appends (`fsync: group`, [`super::flush`]).
+    pub(crate) flusher: Flusher,
 }
 
 /// A loaded session: the replayed state and what is known about its file.
@@ -82,12 +85,13 @@ impl Ctx<'_> {
         self.data_dir.join(format!("{}.jsonl", enc(sid)))
     }
 
+    /// Flushes an append in place in mode `always`; `group` leaves it to the flusher.
     fn flush(&self, file: &Arc<File>, path: &Path) -> Result<(), StoreError> {
         match self.sync {
-            SyncMode::Always | SyncMode::Group => {
+            SyncMode::Always => {
                 self.io.sync_data(file, path).map_err(|e| io_err("flush", path, &e))
             }
-            SyncMode::Never => Ok(()),
+            SyncMode::Group | SyncMode::Never => Ok(()),
         }
     }
 }
@@ -229,6 +233,22 @@ impl Loaded {
         Ok(file)
     }
 
+    /// Whether `writes` append with one `write` to the open file: on disk, opened, no tail
+    /// repair due and no stub body to read back first (the inline write view's condition,
+    /// `inline.rs`).
+    pub(crate) fn writes_in_place(&self, writes: &[session_core::Write]) -> bool {
+        use session_core::Write;
+        let stub = |id: &str| self.spilled.span(id).is_some();
+        self.on_disk
+            && self.file.is_some()
+            && self.repair == TailRepair::None
+            && !writes.iter().any(|w| match w {
+                Write::CommitAppend { entry, .. } => stub(entry.id()),
+                Write::AppendDelta { delta, .. } => stub(&delta.entry_id),
+                _ => false,
+            })
+    }
+
     /// Bytes of the session's file.
     pub(crate) fn file_len(&self) -> u64 {
         self.len
@@ -236,13 +256,15 @@ impl Loaded {
 
     /// Appends the records of one change set (already applied to the cached state) in one write
     /// (its plain line, or a `begin` marker and its lines: [`jsonl::encode_records`]) after the
-    /// tail repair (which also cuts an incomplete group a crash left), and flushes.
+    /// tail repair (which also cuts an incomplete group a crash left), and flushes (`always`) or
+    /// registers the bytes with `flusher` (`group`: the returned count is the write's ticket).
     pub(crate) fn append(
         &mut self,
         ctx: &Ctx<'_>,
         sid: &str,
         records: &[Record],
-    ) -> Result<(), StoreError> {
+        flusher: &Flusher,
+    ) -> Result<Option<u64>, StoreError> {
         let path = ctx.log_path(sid);
         let file = self.open(ctx.io, &path).map_err(|e| io_err("open", &path, &e))?;
         let created = !self.on_disk;
@@ -282,7 +304,9 @@ impl Loaded {
         let spans = spill::written_spans(records_at, &encoded, records.len());
         let spill = self.spills(ctx);
         self.spilled.note(&mut self.state, records, &spans, spill);
-        Ok(())
+        let ticket = (ctx.sync == SyncMode::Group)
+            .then(|| flusher.register(&file, path, base, line.len() as u64));
+        Ok(ticket)
     }
 
     /// Rewrites the file from the cached state's snapshot (tmp + rename), or removes it when the

@@ -1,10 +1,15 @@
 //! Durability of the fs store: the `fsync` modes.
 //!
-//! In the durable modes every write is followed by an `fdatasync` of its session file, on the
-//! writing thread and under the session's slot lock, before the write is acknowledged (and before
-//! any reader of that session sees it). Group commit is the file system's: writers of different
-//! sessions flush concurrently, and a journaling file system (ext4, xfs) commits the flushes that
-//! arrive together in one journal transaction and one device cache flush.
+//! In the durable modes a write is acknowledged (and a reader of its session answered) only
+//! after an `fdatasync` of its session file that started after the write returned. `always`
+//! runs that flush on the writing thread under the session's slot lock, one per write. `group`
+//! (the default, issue 16) commits a session's writes in groups (`flush.rs`): a write lands
+//! under the slot lock, the worker releases the session lock, and the first writer that finds
+//! no flush running leads one `fdatasync` covering every write landed so far; the session's next
+//! writers are decided and written meanwhile and share the next flush. Events are published in
+//! lock order all the same (`locks.rs`). Across sessions, flushes run concurrently, and a
+//! journaling file system (ext4, xfs) commits the flushes that arrive together in one journal
+//! transaction and one device cache flush.
 //!
 //! An earlier `group` mode had one leader flush a whole batch of files with one `syncfs`. On a
 //! shared disk that is slower: `syncfs` writes back every dirty page of the file system, other
@@ -23,11 +28,10 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "snake_case")]
 pub enum SyncMode {
-    /// `fdatasync` of the session file after every write, before the answer.
+    /// `fdatasync` of the session file after every write, before the answer, one per write.
     Always,
-    /// Durable before the answer, concurrent writers' flushes committed together by the file
-    /// system's journal (the default). Since the file system groups them, it flushes exactly like
-    /// `always`; the name stays for existing configurations.
+    /// Durable before the answer; the writes of one session that arrive while its flush runs
+    /// share the next one (group commit, the default).
     #[default]
     Group,
     /// Never flush: the OS writes back when it likes. Survives a process crash, not a power loss.

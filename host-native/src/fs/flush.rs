@@ -1,0 +1,269 @@
+//! Group commit of one session's appends (`fsync: group`, issue 16): a write lands in the log
+//! under the session's slot lock and is acknowledged once one `fdatasync` that started after it
+//! returns; writers that arrive while a flush runs are covered together by the next one.
+//!
+//! Every slot has a [`Flusher`]: how many bytes were appended to the session's log in this
+//! process (`written`, counted across files, never decreasing) and how many of them are known
+//! durable (`durable`). An append registers its bytes under the slot lock and gets a [`Ticket`]
+//! (`upto`: the count after its bytes); [`Flusher::wait`] returns once `durable >= upto`. The first
+//! waiter that finds no flush running leads one: it syncs the file with no lock held, so the next
+//! writers decide, write and register meanwhile, and one flush then covers all of them.
+//!
+//! A failed flush fails every write not yet durable, those it covered and those written while
+//! it ran (each was decided against the state its predecessors left): their range is recorded
+//! as failed and the flusher is *poisoned*. The next thread that takes the slot lock
+//! ([`Flusher::clean_after_failure`]) cuts the log back to the durable length and drops the
+//! cached state, so the next touch replays what the disk holds. A write that registers while
+//! the flusher is poisoned fails with the rest. Nothing is acknowledged that a failed flush may
+//! have lost, and no acknowledged write depends on one that failed.
+//!
+//! Whatever replaces the log file (a snapshot rewrite, a compaction) first makes the pending
+//! bytes durable ([`Flusher::flush_pending`], under the slot lock), so a flush always syncs the
+//! file the pending bytes are in.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use session_core::StoreError;
+
+use super::io::io_err;
+use super::session::Slot;
+use super::vfs::FsIo;
+
+/// One session's group commit state (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Flusher {
+    state: Mutex<FlushState>,
+    /// Wakes the blocking waiters after each flush ([`Flusher::wait`]) …
+    flushed: Condvar,
+    /// … and the async ones ([`Ticket::wait_async`]).
+    flushed_async: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct FlushState {
+    /// Bytes appended in this process, across files.
+    written: u64,
+    /// Of `written`, the bytes known durable (or cut after a failure).
+    durable: u64,
+    /// A leader is in `fdatasync` (holding no lock).
+    flushing: bool,
+    /// The file the pending bytes are in.
+    file: Option<(Arc<File>, PathBuf)>,
+    /// The log's length after the `written` bytes.
+    written_len: u64,
+    /// The log's length after the `durable` bytes: where a failed flush cuts it back to.
+    durable_len: u64,
+    /// A flush failed and the log is not cut back yet.
+    poisoned: bool,
+    /// Ranges `(from, to]` of `written` that a failed flush dropped, and why.
+    failed: Vec<(u64, u64, String)>,
+}
+
+impl FlushState {
+    fn failure(&self, upto: u64) -> Option<&str> {
+        self.failed.iter().find(|(from, to, _)| *from < upto && upto <= *to).map(|f| f.2.as_str())
+    }
+}
+
+/// A registered append: durable once its flusher's `durable` reaches `upto`.
+#[derive(Debug, Clone)]
+pub(crate) struct Ticket {
+    pub(crate) slot: Arc<Slot>,
+    pub(crate) upto: u64,
+}
+
+impl Ticket {
+    /// Waits until this append is durable (leading a flush when none runs).
+    pub(crate) fn wait(&self, io: &dyn FsIo) -> Result<(), StoreError> {
+        self.slot.flusher.wait(io, self.upto)
+    }
+
+    /// [`Self::wait`] for async callers: no thread waits; a flush this call leads runs on a
+    /// blocking thread (and finishes even when this future is dropped).
+    pub(crate) async fn wait_async(&self, io: &Arc<dyn FsIo>) -> Result<(), StoreError> {
+        let flusher = &self.slot.flusher;
+        loop {
+            let notified = flusher.flushed_async.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let lead = {
+                let st = lock(&flusher.state);
+                if let Some(why) = st.failure(self.upto) {
+                    return Err(StoreError::Io(why.to_string()));
+                }
+                if st.durable >= self.upto {
+                    return Ok(());
+                }
+                !st.flushing
+            };
+            if lead {
+                let (slot, io) = (Arc::clone(&self.slot), Arc::clone(io));
+                let led = tokio::task::spawn_blocking(move || slot.flusher.lead(&*io));
+                led.await
+                    .map_err(|e| StoreError::Internal(format!("group flush panicked: {e}")))?;
+            } else {
+                notified.await;
+            }
+        }
+    }
+}
+
+/// The flush tickets of one call's writes, waited for after the session lock is released.
+#[derive(Debug)]
+pub struct Flushes {
+    tickets: Vec<Ticket>,
+    io: Arc<dyn FsIo>,
+}
+
+impl Flushes {
+    pub(crate) fn new(tickets: Vec<Ticket>, io: Arc<dyn FsIo>) -> Self {
+        Flushes { tickets, io }
+    }
+
+    /// Resolves once every write is durable; `Err` when a flush failed (the writes are not
+    /// acknowledged).
+    pub async fn wait(self) -> Result<(), StoreError> {
+        for ticket in &self.tickets {
+            ticket.wait_async(&self.io).await?;
+        }
+        Ok(())
+    }
+}
+
+fn lock(m: &Mutex<FlushState>) -> MutexGuard<'_, FlushState> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Flusher {
+    /// Registers an append of `bytes` to `file` (at `path`), written at log length `base`; called
+    /// under the slot lock right after the write. Returns the count its ticket waits for.
+    pub(crate) fn register(&self, file: &Arc<File>, path: PathBuf, base: u64, bytes: u64) -> u64 {
+        let mut st = lock(&self.state);
+        if st.durable == st.written && !st.poisoned {
+            st.durable_len = base;
+        }
+        st.written += bytes;
+        st.written_len = base + bytes;
+        st.file = Some((Arc::clone(file), path));
+        if st.poisoned {
+            // Decided against writes a failed flush dropped: it fails with them.
+            let end = st.written;
+            if let Some(last) = st.failed.last_mut() {
+                last.1 = end;
+            }
+        }
+        st.written
+    }
+
+    /// The count a reader that just looked at the session must see durable, when some of what
+    /// it saw is not yet ([`super::FsStore::settle`]).
+    pub(crate) fn pending(&self) -> Option<u64> {
+        let st = lock(&self.state);
+        (st.durable < st.written).then_some(st.written)
+    }
+
+    /// A flush failed and the log is not cut back yet.
+    pub(crate) fn poisoned(&self) -> bool {
+        lock(&self.state).poisoned
+    }
+
+    /// Waits until `durable >= upto`, leading flushes as needed; the error of the failed flush
+    /// that dropped it otherwise.
+    pub(crate) fn wait(&self, io: &dyn FsIo, upto: u64) -> Result<(), StoreError> {
+        let mut st = lock(&self.state);
+        loop {
+            if let Some(why) = st.failure(upto) {
+                return Err(StoreError::Io(why.to_string()));
+            }
+            if st.durable >= upto {
+                return Ok(());
+            }
+            if st.flushing {
+                st = self.flushed.wait(st).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            drop(st);
+            self.lead(io);
+            st = lock(&self.state);
+        }
+    }
+
+    /// One flush of everything written so far, with no lock held while it runs (nothing when a
+    /// flush runs already, nothing is pending or the flusher is poisoned).
+    fn lead(&self, io: &dyn FsIo) {
+        let mut st = lock(&self.state);
+        if st.flushing || st.durable >= st.written || st.poisoned {
+            return;
+        }
+        st.flushing = true;
+        let (target, target_len) = (st.written, st.written_len);
+        let file = st.file.clone();
+        drop(st);
+        let result = match &file {
+            Some((file, path)) => io.sync_data(file, path).map_err(|e| io_err("flush", path, &e)),
+            None => Ok(()),
+        };
+        let mut st = lock(&self.state);
+        st.flushing = false;
+        match result {
+            Ok(()) if !st.poisoned => {
+                if target > st.durable {
+                    st.durable = target;
+                    st.durable_len = target_len;
+                }
+            }
+            Ok(()) => {}
+            Err(e) => {
+                let (from, to) = (st.durable, st.written);
+                st.failed.push((from, to, e.to_string()));
+                st.poisoned = true;
+            }
+        }
+        drop(st);
+        self.flushed.notify_all();
+        self.flushed_async.notify_waiters();
+    }
+
+    /// Makes every pending byte durable now (the slot lock held: no write can register
+    /// meanwhile). Called before the log file is replaced. A failure poisons as in [`Self::wait`].
+    pub(crate) fn flush_pending(&self, io: &dyn FsIo) -> Result<(), StoreError> {
+        let upto = lock(&self.state).written;
+        self.wait(io, upto)
+    }
+
+    /// After the log was replaced by a file of `len` bytes holding everything written (a rewrite
+    /// or compaction, after [`Self::flush_pending`]): the next flush syncs the new file.
+    pub(crate) fn moved(&self, len: u64) {
+        let mut st = lock(&self.state);
+        st.file = None;
+        st.durable = st.written;
+        (st.written_len, st.durable_len) = (len, len);
+    }
+
+    /// After a failed flush, under the slot lock: cuts the log back to its durable length and
+    /// returns true (the caller drops the cached state and the catalog re-reads the session).
+    /// False when nothing failed.
+    pub(crate) fn clean_after_failure(&self, io: &dyn FsIo) -> bool {
+        let mut st = lock(&self.state);
+        if !st.poisoned {
+            return false;
+        }
+        while st.flushing {
+            st = self.flushed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if let Some((file, path)) = st.file.take() {
+            if let Err(e) = io.set_len(&file, &path, st.durable_len) {
+                eprintln!(
+                    "session-manager: fs store: could not cut {} back after a failed flush: {e}",
+                    path.display()
+                );
+            }
+        }
+        st.durable = st.written;
+        st.written_len = st.durable_len;
+        st.poisoned = false;
+        true
+    }
+}
