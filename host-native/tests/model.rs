@@ -5,7 +5,8 @@
 //! The model after a crash is rebuilt from the change sets that survived: a cut anywhere inside
 //! the last change set's bytes (one line, or a `begin` marker and its lines) loses it entirely,
 //! unless only its final `\n` is missing (then its last line parses and the change set is
-//! whole). `PROPTEST_CASES` overrides the default of 64 cases.
+//! whole). `PROPTEST_CASES` overrides the default of 64 cases. Each case runs with `fsync: never`
+//! or `fsync: group` (every write then waits on its group flush ticket, `fs/flush.rs`).
 //!
 //! Every check also compares each store's indexed reads with a walk of the chain and a sort of
 //! the metas, and the model's path index with one rebuilt from scratch (issue 12).
@@ -92,8 +93,8 @@ fn step_strategy() -> impl Strategy<Value = Step> {
     ]
 }
 
-fn open(dir: &Path) -> FsStore {
-    let mut cfg = FsConfig::new(dir).sync(SyncMode::Never);
+fn open(dir: &Path, sync: SyncMode) -> FsStore {
+    let mut cfg = FsConfig::new(dir).sync(sync);
     cfg.compact_min_bytes = 512; // small, so compaction happens within short sequences
     cfg.max_cached_sessions = 2; // and eviction too
     cfg.spill_above = 0; // and every entry a stub, its body read back from its line
@@ -195,10 +196,11 @@ struct LastLine {
     end: u64,
 }
 
-fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
+/// `sync`: `never`, or `group` (every write through its group flush ticket, `fs/flush.rs`).
+fn run(steps: Vec<Step>, sync: SyncMode) -> Result<(), TestCaseError> {
     let base = tempfile::tempdir().expect("tempdir");
     let dir = base.path().join("data");
-    let mut store = open(&dir);
+    let mut store = open(&dir, sync);
     let mut history: Vec<ChangeSet> = Vec::new();
     let mut last: Option<LastLine> = None;
     for (i, step) in steps.into_iter().enumerate() {
@@ -237,7 +239,7 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
             }
             Step::Restart => {
                 drop(store);
-                store = open(&dir);
+                store = open(&dir, sync);
                 last = None;
             }
             Step::Crash { at } => {
@@ -253,7 +255,7 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                         history.pop();
                     }
                 }
-                store = open(&dir);
+                store = open(&dir, sync);
             }
             Step::TornTail { session } => {
                 drop(store);
@@ -262,14 +264,14 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                     let mut file = OpenOptions::new().append(true).open(&path).expect("open");
                     file.write_all(b"{\"type\":\"meta\",\"meta\":{\"sess").expect("write");
                 }
-                store = open(&dir);
+                store = open(&dir, sync);
                 last = None;
             }
         }
         check(&dir, &store, &model_of(&history), &format!("after step {i}"))?;
     }
     drop(store);
-    let store = open(&dir);
+    let store = open(&dir, sync);
     check(&dir, &store, &model_of(&history), "final restart")?;
     prop_assert_eq!(common::tree(base.path()).iter().filter(|p| !p.starts_with("data")).count(), 0);
     Ok(())
@@ -284,8 +286,9 @@ proptest! {
 
     #[test]
     fn fs_store_matches_the_model_across_restarts_and_crashes(
-        steps in proptest::collection::vec(step_strategy(), 1..30)
+        steps in proptest::collection::vec(step_strategy(), 1..30),
+        group in proptest::bool::ANY,
     ) {
-        run(steps)?;
+        run(steps, if group { SyncMode::Group } else { SyncMode::Never })?;
     }
 }

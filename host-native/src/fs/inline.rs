@@ -425,4 +425,33 @@ mod tests {
         check(&store);
         assert_eq!(store.cached_sessions(), 0, "answered from the cold view");
     }
+
+    /// `inline_write` appends to a cached session whose file is open on the calling thread and
+    /// hands back its flush; anything else refuses and writes nothing.
+    #[test]
+    fn appends_to_cached_sessions_are_written_inline() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Group)).expect("open");
+        let meta = ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)));
+        // Not cached with an open file yet: refused, nothing on disk.
+        assert!(store.inline_write(|s| s.apply(&meta)).is_none());
+        assert!(!dir.path().join("s.jsonl").exists(), "a refused write wrote nothing");
+        store.apply(&meta).expect("meta");
+        store.apply(&append("s", "e1", "one")).expect("append");
+        let (applied, flushes) =
+            store.inline_write(|s| s.apply(&append("s", "e2", "two"))).expect("written inline");
+        assert!(applied.expect("applied").commit.is_some());
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        runtime.block_on(flushes.wait()).expect("durable");
+        let disk = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("reopen");
+        assert!(disk.get_entry("s", "e2").expect("read").is_some(), "on disk after its flush");
+        // Deletes rewrite the file: never inline.
+        let delete = ChangeSet::new("s").with(Write::DeleteMeta);
+        assert!(store.inline_write(|s| s.apply(&delete)).is_none());
+        // `always` flushes on the writing thread: never inline.
+        drop((store, disk));
+        let store = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Always)).expect("open");
+        store.apply(&append("s", "e3", "three")).expect("append");
+        assert!(store.inline_write(|s| s.apply(&append("s", "e4", "four"))).is_none());
+    }
 }
