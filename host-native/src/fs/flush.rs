@@ -5,14 +5,16 @@
 //! Every slot has a [`Flusher`]: how many bytes were appended to the session's log in this
 //! process (`written`, counted across files, never decreasing) and how many of them are known
 //! durable (`durable`). An append registers its bytes under the slot lock and gets a [`Ticket`]
-//! (`upto`: the count after its bytes); [`Flusher::wait`] returns once `durable >= upto`. The first
-//! waiter that finds no flush running leads one: it syncs the file with no lock held, so the next
-//! writers decide, write and register meanwhile, and one flush then covers all of them.
+//! (`upto`: the count after its bytes); [`Flusher::wait`] (a blocking caller: `FsStore::apply`)
+//! or [`Ticket::wait_async`] (the worker, after releasing the session lock) returns once
+//! `durable >= upto`. The first waiter that finds no flush running leads one: it syncs the file
+//! with no lock held (an async waiter on a blocking thread), so the next writers decide, write
+//! and register meanwhile, and one flush then covers all of them.
 //!
 //! A failed flush fails every write not yet durable, those it covered and those written while
 //! it ran (each was decided against the state its predecessors left): their range is recorded
-//! as failed and the flusher is *poisoned*. The next thread that takes the slot lock
-//! ([`Flusher::clean_after_failure`]) cuts the log back to the durable length and drops the
+//! as failed and the flusher is *poisoned*. The call the failure reached, or else the next
+//! thread that takes the slot lock ([`Flusher::clean_after_failure`]), cuts the log back to the durable length and drops the
 //! cached state, so the next touch replays what the disk holds. A write that registers while
 //! the flusher is poisoned fails with the rest. Nothing is acknowledged that a failed flush may
 //! have lost, and no acknowledged write depends on one that failed.
