@@ -1,7 +1,7 @@
 //! [`Deferred`]: the fs store as a call's writes see it under the session lock with
 //! `fsync: group` — every read as the store's, every write applied without waiting for its
 //! flush; the flush tickets are kept for the caller to wait on after the lock is released
-//! (`flush.rs`).
+//! (`flush.rs`, [`Flushes`]).
 
 use std::sync::Mutex;
 
@@ -13,7 +13,7 @@ use session_core::{Applied, ChangeSet, Store, StoreError};
 use super::flush::{Flushes, Ticket};
 use super::FsStore;
 
-/// A view of an [`FsStore`] whose writes leave their group flush to [`Deferred::wait`].
+/// A view of an [`FsStore`] whose writes leave their group flush to [`Deferred::into_flushes`].
 #[derive(Debug)]
 pub struct Deferred<'a> {
     fs: &'a FsStore,
