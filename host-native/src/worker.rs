@@ -168,26 +168,32 @@ impl Worker {
         .map(String::from);
         let mut inline = None;
         let mut flushes = None;
+        // A write's inline try may draw ids before the view refuses: the rerun gets the same ones.
+        let mut sources = self.sources.clone();
         if inline_candidate(op, sync) {
             // The inline try works on a copy (the payload is kept for a retry on a blocking
             // thread), and cloning a `Value` recurses: first refuse what the core refuses for its
             // depth or size, so no payload of any depth is ever cloned.
             let budget = session_core::limits::request_budget(op.effects, &limits);
             payload = session_core::limits::check(payload, budget).map_err(|e| remote(&e))?;
-            let try_run =
-                |store: &dyn Store| run(store, &self.sources, limits, op, payload.clone());
             if op.effects.writes {
-                if let Some((result, written)) = fs.inline_write(try_run) {
-                    (inline, flushes) = (Some(result), Some(written));
+                let redraw = Arc::new(crate::clock::Redraw::new(self.sources.ids.clone()));
+                sources.ids = redraw.clone();
+                let try_run = |store: &dyn Store| run(store, &sources, limits, op, payload.clone());
+                match fs.inline_write(try_run) {
+                    Some((result, written)) => (inline, flushes) = (Some(result), Some(written)),
+                    None => redraw.replay(),
                 }
             } else {
+                let try_run =
+                    |store: &dyn Store| run(store, &self.sources, limits, op, payload.clone());
                 inline = fs.inline(try_run);
             }
         }
         let result = match inline {
             Some(result) => result,
             None => {
-                let (runtime, sources) = (runtime.clone(), self.sources.clone());
+                let runtime = runtime.clone();
                 let deferred = op.effects.writes && sync == SyncMode::Group;
                 let (result, written) = tokio::task::spawn_blocking(move || {
                     let fs = runtime.fs_store().filter(|_| deferred);
