@@ -207,7 +207,7 @@ impl Worker {
                 })
                 .await
                 .map_err(panicked)?;
-                flushes = flushes.or(written);
+                flushes = written;
                 result
             }
         };

@@ -67,10 +67,36 @@ impl FlushState {
     fn failure(&self, upto: u64) -> Option<&str> {
         self.failed.iter().find(|(from, to, _)| *from < upto && upto <= *to).map(|f| f.2.as_str())
     }
+
+    /// What a waiter for `upto` does next (the one rule of both [`Flusher::wait`] and
+    /// [`Ticket::wait_async`]).
+    fn next(&self, upto: u64) -> Next {
+        if let Some(why) = self.failure(upto) {
+            return Next::Done(Err(StoreError::Io(why.to_string())));
+        }
+        if self.durable >= upto {
+            return Next::Done(Ok(()));
+        }
+        if self.flushing {
+            Next::Wait
+        } else {
+            Next::Lead
+        }
+    }
+}
+
+/// A waiter's next step.
+enum Next {
+    /// Durable, or dropped by a failed flush.
+    Done(Result<(), StoreError>),
+    /// A flush runs: wait for it to end.
+    Wait,
+    /// No flush runs: lead one.
+    Lead,
 }
 
 /// A registered append: durable once its flusher's `durable` reaches `upto`.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Ticket {
     pub(crate) slot: Arc<Slot>,
     pub(crate) upto: u64,
@@ -90,23 +116,16 @@ impl Ticket {
             let notified = flusher.flushed_async.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let lead = {
-                let st = lock(&flusher.state);
-                if let Some(why) = st.failure(self.upto) {
-                    return Err(StoreError::Io(why.to_string()));
+            let next = lock(&flusher.state).next(self.upto);
+            match next {
+                Next::Done(result) => return result,
+                Next::Wait => notified.await,
+                Next::Lead => {
+                    let (slot, io) = (Arc::clone(&self.slot), Arc::clone(io));
+                    let led = tokio::task::spawn_blocking(move || slot.flusher.lead(&*io));
+                    led.await
+                        .map_err(|e| StoreError::Internal(format!("group flush panicked: {e}")))?;
                 }
-                if st.durable >= self.upto {
-                    return Ok(());
-                }
-                !st.flushing
-            };
-            if lead {
-                let (slot, io) = (Arc::clone(&self.slot), Arc::clone(io));
-                let led = tokio::task::spawn_blocking(move || slot.flusher.lead(&*io));
-                led.await
-                    .map_err(|e| StoreError::Internal(format!("group flush panicked: {e}")))?;
-            } else {
-                notified.await;
             }
         }
     }
@@ -176,19 +195,15 @@ impl Flusher {
     pub(crate) fn wait(&self, io: &dyn FsIo, upto: u64) -> Result<(), StoreError> {
         let mut st = lock(&self.state);
         loop {
-            if let Some(why) = st.failure(upto) {
-                return Err(StoreError::Io(why.to_string()));
+            match st.next(upto) {
+                Next::Done(result) => return result,
+                Next::Wait => st = self.flushed.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Next::Lead => {
+                    drop(st);
+                    self.lead(io);
+                    st = lock(&self.state);
+                }
             }
-            if st.durable >= upto {
-                return Ok(());
-            }
-            if st.flushing {
-                st = self.flushed.wait(st).unwrap_or_else(|p| p.into_inner());
-                continue;
-            }
-            drop(st);
-            self.lead(io);
-            st = lock(&self.state);
         }
     }
 

@@ -215,12 +215,20 @@ impl FsStore {
     }
 
     fn slot(&self, sid: &str) -> Arc<Slot> {
-        let shard = &self.shards[(self.hasher.hash_one(sid) as usize) % SHARDS];
-        if let Some(slot) = shard.read().unwrap_or_else(|p| p.into_inner()).get(sid) {
-            return Arc::clone(slot);
+        if let Some(slot) = self.existing_slot(sid) {
+            return slot;
         }
-        let mut map = shard.write().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.shard(sid).write().unwrap_or_else(|p| p.into_inner());
         Arc::clone(map.entry(sid.to_string()).or_default())
+    }
+
+    fn shard(&self, sid: &str) -> &RwLock<HashMap<String, Arc<Slot>>> {
+        &self.shards[(self.hasher.hash_one(sid) as usize) % SHARDS]
+    }
+
+    /// The session's slot if it has one (never makes one).
+    fn existing_slot(&self, sid: &str) -> Option<Arc<Slot>> {
+        self.shard(sid).read().unwrap_or_else(|p| p.into_inner()).get(sid).cloned()
     }
 
     fn all_slots(&self) -> Vec<(String, Arc<Slot>)> {
@@ -280,10 +288,7 @@ impl FsStore {
     /// append is visible under the slot lock before its flush returns. An error when a flush
     /// failed meanwhile (the reader saw a write that is gone; the read fails as `session/storage`).
     pub async fn settle(&self, sid: &str) -> Result<(), StoreError> {
-        let shard = &self.shards[(self.hasher.hash_one(sid) as usize) % SHARDS];
-        let Some(slot) = shard.read().unwrap_or_else(|p| p.into_inner()).get(sid).cloned() else {
-            return Ok(());
-        };
+        let Some(slot) = self.existing_slot(sid) else { return Ok(()) };
         match slot.flusher.pending() {
             Some(upto) => Ticket { slot, upto }.wait_async(&self.cfg.io).await,
             None => Ok(()),
