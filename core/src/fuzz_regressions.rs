@@ -31,6 +31,21 @@ fn a_null_leaf_snapshot_replays_to_the_same_state() {
     }
 }
 
+/// `dispatch` (CI's 20 s smoke, 2026-12-02): a legacy `leaf` record (flag pending) then the
+/// store protocol's `delete-active-leaf` left the flag set with no leaf; the rewritten snapshot
+/// has no `leaf` line, so it replayed to another state. Clearing the leaf now clears the flag.
+#[test]
+fn a_deleted_leaf_takes_its_pending_legacy_append_along() {
+    use crate::record::Record;
+    use crate::store::{plan_session_writes, Write};
+    let (mut state, _) = jsonl::replay(b"{\"type\":\"leaf\",\"entry_id\":\"e1\"}\n");
+    assert!(state.pending_legacy_append());
+    state.apply(&Record::Leaf { entry_id: Some("e1".into()) });
+    let (next, _, _) = plan_session_writes(&state, &[Write::DeleteActiveLeaf]).expect("plans");
+    assert!(!next.pending_legacy_append());
+    assert_eq!(jsonl::replay(&jsonl::encode_snapshot(&next)).0, next);
+}
+
 /// Found while writing the `jsonl_replay` property `last_meta == replay(..).meta` (the fuzzer had
 /// not reached it in 10 minutes): a meta record whose `"meta"` is spelled with a JSON escape
 /// (`"me\u0074a"`) is applied by replay but was skipped by `last_meta`'s text prefilter, so the fs
