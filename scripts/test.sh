@@ -6,6 +6,25 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Debian packages, installed only when a tool is absent (see each step).
+apt_updated=""
+apt_install() {
+  if [ -z "$apt_updated" ]; then
+    apt-get update -qq
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+have() {
+  local tool="$1"
+  if command -v "$tool" >/dev/null; then
+    echo "$tool: present, $(command -v "$tool") ($("$tool" --version 2>/dev/null | head -n 1))"
+  else
+    echo "$tool: absent"
+    return 1
+  fi
+}
+
 step "toolchain components and targets"
 rustup component add clippy rustfmt >/dev/null
 rustup target add wasm32v1-none wasm32-unknown-unknown >/dev/null
@@ -30,7 +49,25 @@ step "core builds without std (wasm32v1-none) and for wasm32-unknown-unknown"
 cargo build -p session-core --no-default-features --target wasm32v1-none --locked
 cargo build -p session-core --no-default-features --target wasm32-unknown-unknown --locked
 
-step "tests (engine scenarios are reported skipped unless III_BIN is set)"
+# ---- PostgreSQL for the postgres adapter's tests (issue 13) ---------------------------------
+# A throwaway server from Debian's `postgresql` (installed when no server binaries are on the
+# machine), on a free 127.0.0.1 port, as the `postgres` user when we are root; its URL reaches the
+# tests through SESSION_MANAGER_TEST_PG_URL, and it is stopped when this script ends. Without a
+# server the postgres tests are reported ignored / skipped, never passed.
+step "PostgreSQL: a throwaway server for the postgres adapter's tests"
+if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "postgresql: present, $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+else
+  echo "postgresql: absent"
+  apt_install postgresql
+fi
+PG_DIR="$(mktemp -d /tmp/session-manager-pg.XXXXXX)"
+trap 'bash scripts/postgres.sh stop "$PG_DIR"' EXIT
+SESSION_MANAGER_TEST_PG_URL="$(bash scripts/postgres.sh start "$PG_DIR" fast)"
+export SESSION_MANAGER_TEST_PG_URL
+echo "test server: $SESSION_MANAGER_TEST_PG_URL"
+
+step "tests (engine scenarios are reported skipped unless III_BIN is set; postgres ones run on the server above)"
 cargo test --workspace --locked
 
 step "README's run command, with --manifest appended (taken from README.md, not copied)"
@@ -48,23 +85,6 @@ step "wasm host: system tools (chromium, chromedriver, node, npm)"
 # Each tool on its own, installed from Debian only when it is absent. Node.js and npm are never
 # installed on top of an existing Node.js: these machines ship one outside Debian's packages, and
 # Debian's `nodejs` / `npm` conflict with it.
-apt_updated=""
-apt_install() {
-  if [ -z "$apt_updated" ]; then
-    apt-get update -qq
-    apt_updated=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
-}
-have() {
-  local tool="$1"
-  if command -v "$tool" >/dev/null; then
-    echo "$tool: present, $(command -v "$tool") ($("$tool" --version 2>/dev/null | head -n 1))"
-  else
-    echo "$tool: absent"
-    return 1
-  fi
-}
 have chromium || apt_install chromium
 have chromedriver || apt_install chromium-driver
 have node || apt_install nodejs npm

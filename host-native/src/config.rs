@@ -20,8 +20,8 @@ pub const DEFAULT_DATA_DIR: &str = "data/session-manager";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkerConfig {
-    /// Storage adapter: `fs` (authoritative JSONL store) or `bridge` (store through a main
-    /// instance on another engine).
+    /// Storage adapter: `fs` (authoritative JSONL store), `bridge` (store through a main
+    /// instance on another engine) or `postgres` (a database shared by many instances).
     #[serde(default)]
     pub adapter: AdapterConfig,
     /// Page size when list/messages omit `limit`.
@@ -47,6 +47,8 @@ pub enum AdapterConfig {
     Fs(FsAdapterConfig),
     /// Delegate raw storage and event fan-out to a main instance.
     Bridge(BridgeAdapterConfig),
+    /// Sessions in a PostgreSQL database shared by any number of instances (`pg/`).
+    Postgres(PostgresAdapterConfig),
 }
 
 /// Config of the fs adapter.
@@ -74,6 +76,49 @@ pub struct BridgeAdapterConfig {
     /// Per store/publish call timeout, in milliseconds.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+}
+
+/// Config of the postgres adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PostgresAdapterConfig {
+    /// libpq-style URL of the database, e.g. `postgres://user@host:5432/db` (`${VAR}` in a
+    /// `--config` seed keeps a password out of the file).
+    pub url: String,
+    /// Connections this instance keeps open at most.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// The PostgreSQL schema holding the tables (created when missing): lowercase letters,
+    /// digits and `_`, starting with a letter or `_`, at most 63 bytes.
+    #[serde(default = "default_pg_schema")]
+    pub schema: String,
+}
+
+impl PostgresAdapterConfig {
+    /// Itself when its url parses and its schema is a plain identifier (rejected at parse time, so
+    /// a bad config never replaces the last good one).
+    pub fn validated(self) -> Result<Self, String> {
+        if let Err(e) = self.url.parse::<tokio_postgres::Config>() {
+            return Err(format!("postgres adapter: bad url: {e}"));
+        }
+        if !crate::pg::valid_schema_name(&self.schema) {
+            return Err(format!(
+                "postgres adapter: schema {:?} is not a plain lowercase identifier (letters, digits, _)",
+                self.schema
+            ));
+        }
+        if self.max_connections == 0 {
+            return Err("postgres adapter: max_connections must be at least 1".into());
+        }
+        Ok(self)
+    }
+}
+
+fn default_max_connections() -> usize {
+    8
+}
+fn default_pg_schema() -> String {
+    "session_manager".into()
 }
 
 fn default_list_limit() -> usize {
@@ -151,17 +196,23 @@ impl<'de> Deserialize<'de> for AdapterConfig {
             "bridge" => BridgeAdapterConfig::deserialize(config)
                 .map(AdapterConfig::Bridge)
                 .map_err(D::Error::custom),
-            other => Err(D::Error::unknown_variant(other, &["fs", "bridge"])),
+            "postgres" => PostgresAdapterConfig::deserialize(config)
+                .map_err(D::Error::custom)?
+                .validated()
+                .map(AdapterConfig::Postgres)
+                .map_err(D::Error::custom),
+            other => Err(D::Error::unknown_variant(other, &["fs", "bridge", "postgres"])),
         }
     }
 }
 
 impl AdapterConfig {
-    /// `fs` or `bridge`.
+    /// `fs`, `bridge` or `postgres`.
     pub fn name(&self) -> &'static str {
         match self {
             AdapterConfig::Fs(_) => "fs",
             AdapterConfig::Bridge(_) => "bridge",
+            AdapterConfig::Postgres(_) => "postgres",
         }
     }
 }
@@ -196,7 +247,7 @@ impl WorkerConfig {
     }
 
     /// The draft-07 schema registered with the configuration worker: `adapter` as a `oneOf` of
-    /// its two variants (a variant picker in consoles) and a top-level `example` (the default).
+    /// its three variants (a variant picker in consoles) and a top-level `example` (the default).
     pub fn json_schema() -> Value {
         let mut schema = session_core::catalog::schema_of::<WorkerConfig>();
         if let Some(map) = schema.as_object_mut() {
@@ -271,7 +322,9 @@ mod tests {
         let schema = WorkerConfig::json_schema();
         assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
         let adapter = &schema["definitions"]["AdapterConfig"];
-        assert_eq!(adapter["oneOf"].as_array().map(Vec::len), Some(2), "{adapter}");
+        assert_eq!(adapter["oneOf"].as_array().map(Vec::len), Some(3), "{adapter}");
+        let pg = &schema["definitions"]["PostgresAdapterConfig"];
+        assert_eq!(pg["required"], json!(["url"]), "{pg}");
         assert_eq!(schema["example"]["adapter"]["name"], "fs");
         assert_eq!(schema["example"]["max_list_limit"], 500);
         assert_eq!(schema["example"]["adapter"]["config"]["fsync"], "group");
@@ -280,6 +333,26 @@ mod tests {
         let modes = schema["definitions"]["SyncMode"].to_string();
         for mode in ["always", "group", "never"] {
             assert!(modes.contains(mode), "{modes}");
+        }
+    }
+
+    #[test]
+    fn postgres_config_is_defaulted_and_validated() {
+        let v = json!({"adapter": {"name": "postgres", "config": {"url": "postgres://u@h/db"}}});
+        let AdapterConfig::Postgres(pg) = WorkerConfig::from_value(v).unwrap().adapter else {
+            panic!("not postgres")
+        };
+        assert_eq!((pg.max_connections, pg.schema.as_str()), (8, "session_manager"));
+        for bad in [
+            json!({"url": "postgres://u@h/db", "schema": "Bad-Name"}),
+            json!({"url": "postgres://u@h/db", "schema": "x; DROP TABLE y"}),
+            json!({"url": "postgres://u@h/db", "max_connections": 0}),
+            json!({"url": "postgres://u@h:notaport/db"}),
+            json!({"url": "postgres://u@h/db", "extra": 1}),
+            json!({}),
+        ] {
+            let v = json!({"adapter": {"name": "postgres", "config": bad}});
+            assert!(WorkerConfig::from_value(v.clone()).is_err(), "accepted {v}");
         }
     }
 

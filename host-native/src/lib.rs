@@ -8,6 +8,7 @@
 
 pub mod bridge;
 pub mod fs;
+pub mod pg;
 
 pub mod boot;
 pub mod cli;

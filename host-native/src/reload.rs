@@ -59,7 +59,7 @@ pub async fn apply(worker: &Worker, config: WorkerConfig) {
     let events =
         tokio::task::spawn_blocking(move || resync_events(&before, &*store.store, now_ms())).await;
     match events {
-        Ok(Ok(events)) => worker.emitter.publish(&events, live.is_fs()).await,
+        Ok(Ok(events)) => worker.emitter.publish(&events, live.is_authoritative()).await,
         Ok(Err(e)) => tracing::warn!("resync after the adapter swap failed: {e}"),
         Err(e) => tracing::warn!("resync after the adapter swap panicked: {e}"),
     }

@@ -1,5 +1,5 @@
-//! The live runtime: the adapter it was built from, its store and, in bridge mode, the link to
-//! the main. Handlers take a snapshot per call, so a hot reload swaps it without re-registering
+//! The live runtime: the adapter it was built from, its store (fs, bridge or postgres) and, in
+//! bridge mode, the link to the main. Handlers take a snapshot per call, so a hot reload swaps it without re-registering
 //! anything.
 
 use std::sync::Arc;
@@ -10,6 +10,7 @@ use crate::bridge::{link, Bridge, BridgeStore};
 use crate::config::{resolve_data_dir, AdapterConfig};
 use crate::emitter::Emitter;
 use crate::fs::{FsConfig, FsStore, SyncMode};
+use crate::pg::PgStore;
 
 /// A built storage runtime.
 pub struct Runtime {
@@ -57,6 +58,10 @@ impl Runtime {
                 let store = Arc::new(BridgeStore::new(bridge.clone()));
                 Ok(Runtime { adapter: adapter.clone(), store, fs: None, bridge: Some(bridge) })
             }
+            AdapterConfig::Postgres(config) => {
+                let store = Arc::new(PgStore::open(config)?);
+                Ok(Runtime { adapter: adapter.clone(), store, fs: None, bridge: None })
+            }
         }
     }
 
@@ -89,7 +94,7 @@ impl Runtime {
         }
         match &self.bridge {
             Some(bridge) => bridge.publish(events).await,
-            None => emitter.publish(events, self.is_fs()).await,
+            None => emitter.publish(events, self.is_authoritative()).await,
         }
     }
 
@@ -108,7 +113,6 @@ impl Runtime {
         }
     }
 
-    /// Whether this runtime is authoritative (serves `session::store::*`, feeds bridges).
     /// The feed retention the fs store's replays keep (a bridge keeps no feed).
     pub fn set_feed_retention(&self, retention: usize) {
         if let Some(fs) = &self.fs {
@@ -116,11 +120,13 @@ impl Runtime {
         }
     }
 
-    pub fn is_fs(&self) -> bool {
-        matches!(self.adapter, AdapterConfig::Fs(_))
+    /// Whether this runtime owns its store (fs or postgres, not a bridge): it serves
+    /// `session::store::*` and feeds the bridges attached to it.
+    pub fn is_authoritative(&self) -> bool {
+        !matches!(self.adapter, AdapterConfig::Bridge(_))
     }
 
-    /// `fs` or `bridge`.
+    /// `fs`, `bridge` or `postgres`.
     pub fn mode(&self) -> &'static str {
         self.adapter.name()
     }

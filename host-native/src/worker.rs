@@ -111,10 +111,10 @@ impl Worker {
     /// Runs one catalog function (not the operator ones) and publishes its events.
     pub async fn call(&self, op: &'static Operation, payload: Value) -> Result<Value, Error> {
         let runtime = self.runtime();
-        if op.kind == OpKind::StoreProtocol && !runtime.is_fs() {
+        if op.kind == OpKind::StoreProtocol && !runtime.is_authoritative() {
             return Err(Error::Handler(format!(
-                "session::store::* is served only by an authoritative (fs-mode) instance; this \
-                 instance is currently in {} mode",
+                "session::store::* is served only by an authoritative (fs or postgres mode) \
+                 instance; this instance is currently in {} mode",
                 runtime.mode()
             )));
         }

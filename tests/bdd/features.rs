@@ -1,5 +1,5 @@
 //! The feature files of one run, read by cucumber's own parser: each `@pure` feature's name
-//! carries the host's label (so the report tells the two runs apart), and the worker's run reads
+//! carries the host's label (so the report tells the two runs apart), and the worker's runs read
 //! only `@pure` features (the `@engine` ones start their own worker).
 
 use std::path::Path;
@@ -32,7 +32,7 @@ impl<I: AsRef<Path>> Parser<I> for Labelled {
                         feature.name = format!("{} ({})", feature.name, host.label());
                         Some(Ok(feature))
                     }
-                    Ok(_) if host == HostKind::Worker => None,
+                    Ok(_) if host.is_worker() => None,
                     other => Some(other),
                 }
             })

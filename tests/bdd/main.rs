@@ -22,6 +22,10 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let mut failures = Vec::new();
     for kind in HostKind::ALL {
+        if kind == HostKind::Postgres && host::pg_url().is_none() {
+            println!("[Run: {}] skipped: {} is not set", kind.label(), host::PG_URL_VAR);
+            continue;
+        }
         host::select(kind);
         println!("[Run: {}]", kind.label());
         let mut cucumber =
@@ -50,5 +54,24 @@ fn main() {
             ));
         }
     }
+    if let Some(url) = host::pg_url() {
+        drop_schemas(&url, &host::PG_SCHEMAS);
+    }
     assert!(failures.is_empty(), "{}", failures.join("; "));
+}
+
+/// Drops the schemas the postgres run made (identifiers of our own making).
+fn drop_schemas(url: &str, schemas: &std::sync::Mutex<Vec<String>>) {
+    let schemas = std::mem::take(&mut *schemas.lock().unwrap_or_else(|p| p.into_inner()));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+    runtime.block_on(async {
+        let Ok((client, connection)) = tokio_postgres::connect(url, tokio_postgres::NoTls).await
+        else {
+            return;
+        };
+        tokio::spawn(connection);
+        for schema in schemas {
+            client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await.ok();
+        }
+    });
 }

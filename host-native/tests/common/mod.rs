@@ -4,8 +4,10 @@
 use std::fs;
 use std::path::Path;
 
+use proptest::prelude::*;
+use session_core::conformance::{attachment_meta, custom_entry, message_entry, sample_meta};
 use session_core::wire::{SessionEntry, SessionMeta};
-use session_core::Store;
+use session_core::{Store, Write};
 
 /// Copies a directory tree (fixtures are copied before a store may repair or compact them).
 pub fn copy_dir(from: &Path, to: &Path) {
@@ -131,3 +133,43 @@ pub fn page_reads(store: &dyn Store, sid: &str, ids: &[String]) -> String {
     }
     out
 }
+
+/// The sessions the model tests write: plain, hostile and one-character ids.
+pub const SESSIONS: &[&str] = &["s0", "../s 1", "%"];
+/// The entry ids the model tests use (few, so writes collide).
+pub const ENTRIES: &[&str] = &["e0", "e1", "e2", "e3"];
+
+/// One random write to session `sid`: any kind the `Store` trait takes.
+pub fn write_strategy(sid: &'static str) -> impl Strategy<Value = Write> {
+    let eid = proptest::sample::select(ENTRIES);
+    let parent = proptest::option::of(proptest::sample::select(ENTRIES));
+    prop_oneof![
+        3 => (0i64..50, "[a-z]{0,3}").prop_map(move |(at, title)| {
+            let mut m = sample_meta(sid, at);
+            m.title = title;
+            Write::PutMeta(m)
+        }),
+        3 => (eid.clone(), parent.clone(), 0i64..100, "[a-z]{0,40}", any::<bool>()).prop_map(
+            |(e, p, ts, text, custom)| Write::PutEntry(if custom {
+                custom_entry(e, p, ts)
+            } else {
+                message_entry(e, p, ts, &text)
+            })
+        ),
+        2 => eid.clone().prop_map(|e| Write::SetActiveLeaf(e.into())),
+        6 => (eid, parent, 0i64..100, any::<bool>()).prop_map(|(e, p, ts, explicit)| {
+            Write::CommitAppend { entry: message_entry(e, p, ts, "c"), parent_explicit: explicit }
+        }),
+        1 => Just(Write::DeleteEntries),
+        1 => Just(Write::DeleteActiveLeaf),
+        1 => Just(Write::DeleteMeta),
+        1 => (0usize..2, proptest::collection::vec(any::<u8>(), 0..8)).prop_map(move |(a, bytes)| {
+            let aid = ["a0", "../a1"][a];
+            Write::PutAttachment { meta: attachment_meta(sid, aid, &bytes), bytes }
+        }),
+        1 => (0usize..2).prop_map(|a| Write::DeleteAttachment(["a0", "../a1"][a].into())),
+        1 => Just(Write::DeleteAttachments),
+    ]
+}
+
+pub mod pg;

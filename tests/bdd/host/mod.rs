@@ -1,14 +1,16 @@
 //! The hosts a scenario runs on: the core's catalog dispatcher over a `MemStore` ("core over
 //! memory", [`memory`]) or the worker's `Worker::call` over an `FsStore` in a temp data_dir
-//! ("worker over fs", [`worker`]). `main` runs the pure scenarios once per host; every world of a
-//! run is built on the host [`select`]ed for it.
+//! ("worker over fs", [`worker`]) or over a `PgStore` on a fresh schema of the test database
+//! ("worker over postgres", run only when `SESSION_MANAGER_TEST_PG_URL` names one, else reported
+//! skipped). `main` runs the pure scenarios once per host; every world of a run is built on the
+//! host [`select`]ed for it.
 
 mod memory;
 mod worker;
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use session_core::record::SessionState;
@@ -21,33 +23,62 @@ pub enum HostKind {
     Memory,
     /// `Worker::call` (locks, inline vs blocking path, mode gate, publishing) over an `FsStore`.
     Worker,
+    /// `Worker::call` over a `PgStore` (the test database).
+    Postgres,
 }
 
+/// The variable naming the test database (scripts/test.sh starts a throwaway server).
+pub const PG_URL_VAR: &str = "SESSION_MANAGER_TEST_PG_URL";
+
 impl HostKind {
-    /// Both hosts, in the order the suite runs them.
-    pub const ALL: [HostKind; 2] = [HostKind::Memory, HostKind::Worker];
+    /// Every host, in the order the suite runs them.
+    pub const ALL: [HostKind; 3] = [HostKind::Memory, HostKind::Worker, HostKind::Postgres];
 
     /// The name the report gives this host's run (appended to each pure feature's name).
     pub fn label(self) -> &'static str {
         match self {
             HostKind::Memory => "core over memory",
             HostKind::Worker => "worker over fs",
+            HostKind::Postgres => "worker over postgres",
         }
+    }
+
+    /// Whether this host is the worker's (over either store).
+    pub fn is_worker(self) -> bool {
+        self != HostKind::Memory
     }
 }
 
-/// Whether the current run is the worker's (runs are sequential: `main` sets it before each).
-static WORKER_RUN: AtomicBool = AtomicBool::new(false);
+/// The test database's URL, when one is given.
+pub fn pg_url() -> Option<String> {
+    std::env::var(PG_URL_VAR).ok().filter(|u| !u.is_empty())
+}
+
+/// The current run's host (runs are sequential: `main` sets it before each).
+static RUN: AtomicU8 = AtomicU8::new(0);
+/// Schemas the postgres run made, dropped after it.
+pub static PG_SCHEMAS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static NEXT_SCHEMA: AtomicUsize = AtomicUsize::new(0);
 
 /// Builds the worlds of the next run over `kind`.
 pub fn select(kind: HostKind) {
-    WORKER_RUN.store(kind == HostKind::Worker, Ordering::SeqCst);
+    RUN.store(kind as u8, Ordering::SeqCst);
 }
 
 /// A fresh, empty host of the current run, reading time and ids from `clock` and `ids`.
 pub fn build(clock: Arc<ManualClock>, ids: Arc<SeqIds>) -> Box<dyn Host> {
-    if WORKER_RUN.load(Ordering::SeqCst) {
-        Box::new(worker::WorkerHost::new(clock, ids))
+    let run = RUN.load(Ordering::SeqCst);
+    if run == HostKind::Worker as u8 {
+        let dir = tempfile::tempdir().expect("a temp data_dir");
+        Box::new(worker::WorkerHost::new(clock, ids, worker::Backend::Fs(dir)))
+    } else if run == HostKind::Postgres as u8 {
+        let url = pg_url().expect("the postgres run needs the test database");
+        let n = NEXT_SCHEMA.fetch_add(1, Ordering::SeqCst);
+        let schema = format!("bdd_{}_{n}", std::process::id());
+        PG_SCHEMAS.lock().unwrap_or_else(|p| p.into_inner()).push(schema.clone());
+        let config =
+            session_manager::config::PostgresAdapterConfig { url, max_connections: 2, schema };
+        Box::new(worker::WorkerHost::new(clock, ids, worker::Backend::Postgres(config)))
     } else {
         Box::new(memory::MemoryHost::new(clock, ids))
     }

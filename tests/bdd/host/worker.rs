@@ -1,9 +1,10 @@
-//! "worker over fs": every call through `Worker::call` (session lock, inline vs blocking path,
-//! mode gate, publishing through the emitter) over an `FsStore` in a temp data_dir, built
-//! without an engine and with the scenario's clock and ids. Bindings go through the worker's
+//! "worker over fs" and "worker over postgres": every call through `Worker::call` (session lock,
+//! inline vs blocking path, mode gate, publishing through the emitter) over an `FsStore` in a
+//! temp data_dir, or a `PgStore` on a fresh schema of the test database, built without an engine
+//! and with the scenario's clock and ids. Bindings go through the worker's
 //! trigger handler into the emitter's tables; the events of a call are the envelopes the emitter
 //! feeds a `session::store::events` subscriber, decoded back. A restart drops the worker (the
-//! `FsStore` closes) and opens a new one on the same data_dir; the binding tables are kept, as
+//! `FsStore` closes) and opens a new one on the same data_dir (or schema); the binding tables are kept, as
 //! the engine registers the bindings again when a worker reconnects.
 
 use std::future::Future;
@@ -17,7 +18,7 @@ use session_core::events::STORE_EVENTS;
 use session_core::record::SessionState;
 use session_core::wire::EventEnvelope;
 use session_core::{catalog, jsonl, transfer, Emitted, Limits, ManualClock, SeqIds, Store};
-use session_manager::config::{AdapterConfig, FsAdapterConfig};
+use session_manager::config::{AdapterConfig, FsAdapterConfig, PostgresAdapterConfig};
 use session_manager::emitter::{Delivery, Emitter, Sink};
 use session_manager::runtime::Runtime;
 use session_manager::triggers::BindingHandler;
@@ -52,12 +53,20 @@ pub struct WorkerHost {
     clock: Arc<ManualClock>,
     ids: Arc<SeqIds>,
     /// Declared last: removed after the worker closed its files.
-    dir: tempfile::TempDir,
+    backend: Backend,
+}
+
+/// Where a worker host keeps its sessions.
+#[derive(Debug)]
+pub enum Backend {
+    /// An fs store in this temp data_dir.
+    Fs(tempfile::TempDir),
+    /// A postgres store on this (fresh) schema.
+    Postgres(PostgresAdapterConfig),
 }
 
 impl WorkerHost {
-    pub fn new(clock: Arc<ManualClock>, ids: Arc<SeqIds>) -> Self {
-        let dir = tempfile::tempdir().expect("a temp data_dir");
+    pub fn new(clock: Arc<ManualClock>, ids: Arc<SeqIds>, backend: Backend) -> Self {
         let recorder = Arc::new(Recorder::default());
         let emitter = Emitter::new(recorder.clone());
         emitter
@@ -66,19 +75,22 @@ impl WorkerHost {
             .unwrap_or_else(|p| p.into_inner())
             .bind(STORE_EVENTS, EVENTS_FUNCTION, EVENTS_FUNCTION, &json!({}))
             .expect("the store-events feed takes any config");
-        let mut host = WorkerHost { worker: None, emitter, recorder, clock, ids, dir };
+        let mut host = WorkerHost { worker: None, emitter, recorder, clock, ids, backend };
         host.worker = Some(host.open());
         host
     }
 
-    /// A worker on this host's data_dir. The fs store never fsyncs (`never`): the scenarios
-    /// check semantics, and a restart reopens files the OS still holds.
+    /// A worker on this host's data_dir or schema. The fs store never fsyncs (`never`): the
+    /// scenarios check semantics, and a restart reopens files the OS still holds.
     fn open(&self) -> Worker {
-        let adapter = AdapterConfig::Fs(FsAdapterConfig {
-            data_dir: self.dir.path().to_string_lossy().into_owned(),
-            fsync: SyncMode::Never,
-        });
-        let runtime = Runtime::build(&adapter, URL, None, &self.emitter).expect("the fs runtime");
+        let adapter = match &self.backend {
+            Backend::Fs(dir) => AdapterConfig::Fs(FsAdapterConfig {
+                data_dir: dir.path().to_string_lossy().into_owned(),
+                fsync: SyncMode::Never,
+            }),
+            Backend::Postgres(config) => AdapterConfig::Postgres(config.clone()),
+        };
+        let runtime = Runtime::build(&adapter, URL, None, &self.emitter).expect("the runtime");
         Worker::new(None, URL.into(), runtime, Limits::default(), self.emitter.clone())
             .with_sources(self.clock.clone(), self.ids.clone())
     }
@@ -157,9 +169,23 @@ impl Host for WorkerHost {
         self.worker().runtime().store.clone()
     }
 
-    /// Replayed from the session files with the fs store's rules: what a restart would find.
+    /// Replayed from the session files (or rows) with the store's rules: what a restart would
+    /// find.
     fn session_states(&self) -> Vec<(String, SessionState)> {
-        let dir = self.dir.path();
+        let dir = match &self.backend {
+            Backend::Fs(dir) => dir.path(),
+            Backend::Postgres(config) => {
+                let store = session_manager::pg::PgStore::open(config).expect("opens");
+                let ids = store.session_ids().expect("lists");
+                return ids
+                    .into_iter()
+                    .map(|sid| {
+                        let state = store.session_state(&sid).expect("replays");
+                        (sid, state)
+                    })
+                    .collect();
+            }
+        };
         let ids = session_manager::transfer::session_ids(dir).expect("the data_dir lists");
         ids.into_iter()
             .map(|sid| {

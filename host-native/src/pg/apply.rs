@@ -1,0 +1,139 @@
+//! One change set as one transaction: lock the session's row (every instance's writes to one
+//! session queue there), catch the cached state up under the lock, let the core plan the writes
+//! (`plan_session_writes_in_place`: `commit_append`'s rules, feed seqs, deltas), then write the
+//! log chunk — or, for deletions and compaction, the snapshot that replaces the log — the row
+//! and the attachments, and commit.
+
+use deadpool_postgres::Transaction;
+use session_core::jsonl;
+use session_core::record::SessionState;
+use session_core::store::{plan_session_writes_in_place, Applied, ChangeSet, LogChange, Write};
+use session_core::StoreError;
+
+use super::cache::{catch_up, Replayed};
+use super::db::{execute, query};
+use super::schema::Sql;
+
+/// A log whose chunks outnumber both this and the records of its snapshot is rewritten as that
+/// snapshot (amortized O(1) per write, like the fs store's compaction).
+const COMPACT_CHUNKS: i64 = 64;
+
+/// Applies `changes` in `tx` on top of `cached` (caught up first) and leaves `cached` at the
+/// state it wrote. On any error the caller drops the transaction (nothing lands) and the cache.
+pub async fn apply(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    changes: &ChangeSet,
+    cached: &mut Option<Replayed>,
+) -> Result<Applied, StoreError> {
+    let sid = changes.session_id.as_str();
+    let key = sid.as_bytes();
+    execute(tx, "create the session row", &sql.ensure_row, &[&key]).await?;
+    query(tx, "lock the session row", &sql.lock_row, &[&key]).await?;
+    catch_up(tx, sql, sid, cached).await?;
+    let replayed = cached.as_mut().ok_or_else(|| StoreError::Internal("no cached state".into()))?;
+    let (log, mut applied) = plan_session_writes_in_place(&mut replayed.state, &changes.writes)?;
+    write_attachments(tx, sql, sid, &changes.writes, &mut applied).await?;
+    let state = &replayed.state;
+    let compact = matches!(log, LogChange::Append(_))
+        && replayed.chunks + 1 > COMPACT_CHUNKS
+        && replayed.chunks + 1 > snapshot_size(state);
+    match log {
+        LogChange::None if replayed.version <= 0 => {
+            // Attachments only, on a session with no log: no row needed.
+            execute(tx, "drop the session row", &sql.delete_row, &[&key]).await?;
+            *replayed =
+                Replayed { base: -1, version: -1, chunks: 0, state: SessionState::default() };
+        }
+        LogChange::None => {}
+        LogChange::Append(records) if !compact => {
+            let n = insert_chunk(tx, sql, key, &jsonl::encode_records(&records)).await?;
+            if replayed.base <= 0 {
+                replayed.base = n;
+            }
+            replayed.version = n;
+            replayed.chunks += 1;
+            update_row(tx, sql, key, replayed).await?;
+        }
+        LogChange::Append(_) | LogChange::Rewrite => {
+            execute(tx, "rewrite the session log", &sql.delete_log, &[&key]).await?;
+            if state.is_empty() {
+                execute(tx, "drop the session row", &sql.delete_row, &[&key]).await?;
+                replayed.base = -1;
+                replayed.version = -1;
+                replayed.chunks = 0;
+            } else {
+                let n = insert_chunk(tx, sql, key, &jsonl::encode_snapshot(state)).await?;
+                replayed.base = n;
+                replayed.version = n;
+                replayed.chunks = 1;
+                update_row(tx, sql, key, replayed).await?;
+            }
+        }
+    }
+    Ok(applied)
+}
+
+/// The records a snapshot of `state` holds, about.
+fn snapshot_size(state: &SessionState) -> i64 {
+    (state.entries.len() + state.feed.kept().count() + 2) as i64
+}
+
+async fn insert_chunk(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    key: &[u8],
+    lines: &[u8],
+) -> Result<i64, StoreError> {
+    let lines = std::str::from_utf8(lines)
+        .map_err(|e| StoreError::Internal(format!("a log chunk is not UTF-8: {e}")))?;
+    let rows = query(tx, "append to the session log", &sql.insert_chunk, &[&key, &lines]).await?;
+    rows.first().map(|row| row.get(0)).ok_or_else(|| StoreError::Internal("no chunk number".into()))
+}
+
+async fn update_row(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    key: &[u8],
+    replayed: &Replayed,
+) -> Result<(), StoreError> {
+    let meta = replayed.state.meta.as_ref();
+    let text = meta.map(|m| serde_json::to_string(m).unwrap_or_default());
+    let (created, updated) = (meta.map(|m| m.created_at), meta.map(|m| m.updated_at));
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
+        [&key, &replayed.base, &replayed.version, &replayed.chunks, &text, &created, &updated];
+    execute(tx, "update the session row", &sql.update_row, &params).await?;
+    Ok(())
+}
+
+async fn write_attachments(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    sid: &str,
+    writes: &[Write],
+    applied: &mut Applied,
+) -> Result<(), StoreError> {
+    let key = sid.as_bytes();
+    let action = "write an attachment";
+    for write in writes {
+        match write {
+            Write::PutAttachment { meta, bytes } => {
+                let text = serde_json::to_string(meta).unwrap_or_default();
+                let aid = meta.attachment_id.as_bytes();
+                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+                    [&key, &aid, &text, &bytes.as_slice()];
+                execute(tx, action, &sql.put_attachment, &params).await?;
+            }
+            Write::DeleteAttachment(id) => {
+                let rows =
+                    query(tx, action, &sql.delete_attachment, &[&key, &id.as_bytes()]).await?;
+                applied.attachments_deleted.push(!rows.is_empty());
+            }
+            Write::DeleteAttachments => {
+                execute(tx, action, &sql.delete_attachments, &[&key]).await?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

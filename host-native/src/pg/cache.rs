@@ -1,0 +1,108 @@
+//! The sessions an instance has replayed, each kept with the log position it reflects, and the
+//! catch-up that brings one to the database's latest in one round trip: the chunks other
+//! instances appended since, or the whole log when a rewrite started a new one. The database
+//! stays the only truth; a cached state is trusted only for the read or write that just caught it
+//! up.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use deadpool_postgres::GenericClient;
+use session_core::jsonl;
+use session_core::record::SessionState;
+use session_core::StoreError;
+
+use super::db::query;
+use super::schema::Sql;
+
+/// One session as replayed from its log: chunks `base..=version` of it (`chunks` of them).
+#[derive(Debug, Default)]
+pub struct Replayed {
+    pub base: i64,
+    pub version: i64,
+    pub chunks: i64,
+    pub state: SessionState,
+}
+
+impl Replayed {
+    /// A session with no row: nothing stored.
+    fn none() -> Replayed {
+        Replayed { base: -1, version: -1, chunks: 0, state: SessionState::default() }
+    }
+}
+
+/// A session's cache slot; its lock serializes this instance's work on the session.
+pub type Slot = Arc<Mutex<Option<Replayed>>>;
+
+/// The replayed sessions of this instance, at most `capacity` of them.
+#[derive(Debug)]
+pub struct Cache {
+    slots: Mutex<HashMap<String, Slot>>,
+    capacity: usize,
+}
+
+impl Cache {
+    pub fn new(capacity: usize) -> Cache {
+        Cache { slots: Mutex::new(HashMap::new()), capacity: capacity.max(1) }
+    }
+
+    /// The slot of `sid`, made when missing; beyond capacity, slots nobody holds are dropped
+    /// (their sessions replay again on their next use).
+    pub fn slot(&self, sid: &str) -> Slot {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = slots.get(sid) {
+            return slot.clone();
+        }
+        if slots.len() >= self.capacity {
+            slots.retain(|_, slot| Arc::strong_count(slot) > 1);
+        }
+        slots.entry(sid.to_string()).or_default().clone()
+    }
+}
+
+/// Locks a slot (a panic while holding it leaves a state that is only a copy: dropped).
+pub fn lock(slot: &Slot) -> MutexGuard<'_, Option<Replayed>> {
+    slot.lock().unwrap_or_else(|p| {
+        let mut guard = p.into_inner();
+        *guard = None;
+        guard
+    })
+}
+
+/// Brings `cached` to the database's latest state of `sid` (inside a transaction when `client`
+/// is one: then the row must already be locked so that nothing moves between the two).
+pub async fn catch_up(
+    client: &impl GenericClient,
+    sql: &Sql,
+    sid: &str,
+    cached: &mut Option<Replayed>,
+) -> Result<(), StoreError> {
+    let (base, version) = cached.as_ref().map_or((-1, -1), |c| (c.base, c.version));
+    let rows =
+        query(client, "read the session log", &sql.catch_up, &[&sid.as_bytes(), &base, &version])
+            .await?;
+    let Some(head) = rows.first() else {
+        *cached = Some(Replayed::none());
+        return Ok(());
+    };
+    let (new_base, new_version, chunks): (i64, i64, i64) = (head.get(0), head.get(1), head.get(2));
+    if new_base == base && new_version == version {
+        return Ok(());
+    }
+    let mut replayed = match cached.take() {
+        Some(c) if c.base == new_base && new_base >= 0 => c,
+        _ => Replayed::default(),
+    };
+    let mut bytes = Vec::new();
+    for row in &rows {
+        if let Some(lines) = row.get::<_, Option<&str>>(3) {
+            bytes.extend_from_slice(lines.as_bytes());
+        }
+    }
+    jsonl::replay_into(&mut replayed.state, &bytes);
+    replayed.base = new_base;
+    replayed.version = new_version;
+    replayed.chunks = chunks;
+    *cached = Some(replayed);
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! The database connection of the postgres adapter: a connection pool (deadpool-postgres over
+//! tokio-postgres) on a small tokio runtime of its own, and [`Db::run`], which gives the store's
+//! synchronous methods the answer of one async database job, bounded in time.
+
+use std::future::Future;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use deadpool_postgres::{
+    GenericClient, Object, Pool, PoolConfig, Runtime as PoolRuntime, Timeouts,
+};
+use session_core::StoreError;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
+
+/// How long one store call may take, database round trips and waiting for a connection included.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A pool of connections to one database and the runtime that drives them.
+pub struct Db {
+    pool: Pool,
+    /// Drives the pool's connections; `None` only while dropping.
+    io: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for Db {
+    /// Closes the connections without waiting for them: a store may be dropped on an async
+    /// thread (a hot reload, a test's restart), where a runtime may not block to shut down.
+    fn drop(&mut self) {
+        self.pool.close();
+        if let Some(io) = self.io.take() {
+            io.shutdown_background();
+        }
+    }
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("status", &self.pool.status()).finish_non_exhaustive()
+    }
+}
+
+/// A database failure as the store reports it (`session/storage` to the caller).
+pub fn db_error(action: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Io(format!("postgres: {action}: {e}"))
+}
+
+impl Db {
+    /// A pool of at most `max_connections` to `url`. Connects lazily: an unreachable database is
+    /// an error of each call, not of this.
+    pub fn new(url: &str, max_connections: usize) -> Result<Db, String> {
+        let pg_config: tokio_postgres::Config =
+            url.parse().map_err(|e| format!("postgres adapter: bad url: {e}"))?;
+        let io = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("session-postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("postgres adapter: cannot start its runtime: {e}"))?;
+        let manager = deadpool_postgres::Manager::from_config(
+            pg_config,
+            NoTls,
+            deadpool_postgres::ManagerConfig {
+                // A closed connection (its backend gone) is dropped when it comes back; no extra
+                // round trip per call.
+                recycling_method: deadpool_postgres::RecyclingMethod::Fast,
+            },
+        );
+        let timeouts = Timeouts {
+            wait: Some(CALL_TIMEOUT),
+            create: Some(Duration::from_secs(5)),
+            recycle: Some(Duration::from_secs(5)),
+        };
+        let pool = Pool::builder(manager)
+            .config(PoolConfig {
+                max_size: max_connections.max(1),
+                timeouts,
+                ..PoolConfig::default()
+            })
+            .runtime(PoolRuntime::Tokio1)
+            .build()
+            .map_err(|e| format!("postgres adapter: {e}"))?;
+        Ok(Db { pool, io: Some(io) })
+    }
+
+    /// Runs `job` with a pooled connection on the pool's runtime and waits for its answer (at most
+    /// [`CALL_TIMEOUT`]). Called from blocking contexts only (the worker's blocking pool, tests).
+    pub fn run<T, F, Fut>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Object) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, StoreError>> + Send,
+    {
+        let pool = self.pool.clone();
+        let (tx, rx) = mpsc::sync_channel(1);
+        let Some(io) = &self.io else {
+            return Err(db_error("connect", "the store is closed"));
+        };
+        io.spawn(async move {
+            let answer = match pool.get().await {
+                Ok(client) => match tokio::time::timeout(CALL_TIMEOUT, job(client)).await {
+                    Ok(answer) => answer,
+                    Err(_) => Err(db_error("no answer", format!("within {CALL_TIMEOUT:?}"))),
+                },
+                Err(e) => Err(db_error("connect", e)),
+            };
+            let _ = tx.send(answer);
+        });
+        rx.recv_timeout(CALL_TIMEOUT * 2)
+            .unwrap_or_else(|_| Err(db_error("no answer", format!("within {CALL_TIMEOUT:?}"))))
+    }
+}
+
+/// The parameters of one statement.
+pub type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+/// Runs `sql` as a statement prepared once per connection (one round trip per call after the
+/// first); `action` names it in the error.
+pub async fn query(
+    client: &impl GenericClient,
+    action: &str,
+    sql: &str,
+    params: Params<'_>,
+) -> Result<Vec<Row>, StoreError> {
+    let statement = client.prepare_cached(sql).await.map_err(|e| db_error(action, e))?;
+    client.query(&statement, params).await.map_err(|e| db_error(action, e))
+}
+
+/// [`query`] for a statement that returns no rows; the rows it changed.
+pub async fn execute(
+    client: &impl GenericClient,
+    action: &str,
+    sql: &str,
+    params: Params<'_>,
+) -> Result<u64, StoreError> {
+    let statement = client.prepare_cached(sql).await.map_err(|e| db_error(action, e))?;
+    client.execute(&statement, params).await.map_err(|e| db_error(action, e))
+}

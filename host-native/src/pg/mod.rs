@@ -1,0 +1,286 @@
+//! The postgres adapter: sessions in a PostgreSQL database that any number of instances (one per
+//! engine) share. Each session is its fs log cut into change-set chunks (`schema.rs`), replayed by
+//! the core's record state machine into a per-instance cache that every call first catches up
+//! (`cache.rs`), so a read through any instance sees every write acknowledged before it began;
+//! each change set is one transaction under the session row's lock (`apply.rs`). Metas and
+//! attachments are read straight from their rows; list pages are SQL keyset pages over indexes.
+
+mod apply;
+mod cache;
+mod db;
+mod schema;
+
+use std::sync::Arc;
+
+use session_core::meta_order::ListQuery;
+use session_core::path::{PathSelect, PathSpot};
+use session_core::record::SessionState;
+use session_core::store::{Applied, ChangeSet};
+use session_core::wire::{AttachmentMeta, FeedPage, ListOrder, SessionEntry, SessionMeta};
+use session_core::{Store, StoreError};
+use tokio_postgres::Row;
+
+pub use db::CALL_TIMEOUT;
+pub use schema::{valid_schema_name, SCHEMA_VERSION};
+
+use cache::{catch_up, lock, Cache};
+use db::{db_error, Db};
+use schema::Sql;
+
+use crate::config::PostgresAdapterConfig;
+
+/// Sessions an instance keeps replayed by default.
+pub const CACHED_SESSIONS: usize = 1024;
+
+/// A `Store` over one PostgreSQL schema.
+#[derive(Debug)]
+pub struct PgStore {
+    db: Db,
+    sql: Arc<Sql>,
+    cache: Cache,
+}
+
+impl PgStore {
+    /// Connects to `config.url` and migrates `config.schema` (creating it when missing). Fails
+    /// when the database cannot be reached or its schema is newer than this build.
+    pub fn open(config: &PostgresAdapterConfig) -> Result<PgStore, String> {
+        if !valid_schema_name(&config.schema) {
+            return Err(format!(
+                "postgres adapter: schema {:?} is not a plain lowercase identifier",
+                config.schema
+            ));
+        }
+        let db = Db::new(&config.url, config.max_connections)?;
+        let schema = config.schema.clone();
+        db.run(move |mut client| async move { schema::migrate(&mut client, &schema).await })
+            .map_err(|e| format!("postgres adapter: {e}"))?;
+        Ok(PgStore {
+            db,
+            sql: Arc::new(Sql::new(&config.schema)),
+            cache: Cache::new(CACHED_SESSIONS),
+        })
+    }
+
+    /// The PostgreSQL schema this store keeps its tables in.
+    pub fn schema(&self) -> &str {
+        &self.sql.schema
+    }
+
+    /// Every stored session's id (a session with a log), in id order.
+    pub fn session_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.rows(
+            |s| &s.session_ids,
+            Vec::new(),
+            |row| {
+                String::from_utf8(row.get::<_, Vec<u8>>(0))
+                    .map_err(|e| StoreError::Corrupt(format!("postgres: a session id: {e}")))
+            },
+        )
+    }
+
+    /// `sid`'s state replayed from the database alone, the cache left aside (what a new instance
+    /// would find: tests, `migrate`).
+    pub fn session_state(&self, sid: &str) -> Result<SessionState, StoreError> {
+        let (sql, id) = (self.sql.clone(), sid.to_string());
+        let replayed = self.db.run(move |client| async move {
+            let mut fresh = None;
+            catch_up(&client, &sql, &id, &mut fresh).await.map(|()| fresh)
+        })?;
+        Ok(replayed.map(|r| r.state).unwrap_or_default())
+    }
+
+    /// Runs `read` on `sid`'s state, caught up to the database's latest first.
+    fn with_state<T>(
+        &self,
+        sid: &str,
+        read: impl FnOnce(&SessionState) -> T,
+    ) -> Result<T, StoreError> {
+        let slot = self.cache.slot(sid);
+        let mut guard = lock(&slot);
+        let (sql, id) = (self.sql.clone(), sid.to_string());
+        let mut cached = guard.take();
+        let result = self.db.run(move |client| async move {
+            let caught = catch_up(&client, &sql, &id, &mut cached).await;
+            caught.map(|()| cached)
+        });
+        *guard = result?;
+        let empty = SessionState::default();
+        Ok(read(guard.as_ref().map_or(&empty, |r| &r.state)))
+    }
+
+    /// Rows of one query, mapped.
+    fn rows<T: Send + 'static>(
+        &self,
+        query: impl Fn(&Sql) -> &str + Send + 'static,
+        params: Vec<Param>,
+        map: impl Fn(&Row) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<Vec<T>, StoreError> {
+        let sql = self.sql.clone();
+        self.db.run(move |client| async move {
+            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+                params.iter().map(Param::as_sql).collect();
+            let rows = db::query(&client, "read", query(&sql), &refs).await?;
+            rows.iter().map(map).collect()
+        })
+    }
+}
+
+/// An owned query parameter (jobs run on the pool's runtime).
+#[derive(Debug)]
+enum Param {
+    Bytes(Vec<u8>),
+    Int(i64),
+}
+
+impl Param {
+    fn id(id: &str) -> Param {
+        Param::Bytes(id.as_bytes().to_vec())
+    }
+    fn as_sql(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
+        match self {
+            Param::Bytes(b) => b,
+            Param::Int(i) => i,
+        }
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("postgres: {what}: {e}")))
+}
+
+fn meta_of(row: &Row) -> Result<SessionMeta, StoreError> {
+    decode("a session's meta", row.get::<_, &str>(0))
+}
+
+fn attachment_meta_of(row: &Row) -> Result<AttachmentMeta, StoreError> {
+    decode("an attachment's meta", row.get::<_, &str>(0))
+}
+
+impl Store for PgStore {
+    fn get_meta(&self, sid: &str) -> Result<Option<SessionMeta>, StoreError> {
+        let metas = self.rows(
+            |s| &s.meta,
+            vec![Param::id(sid)],
+            |row| row.get::<_, Option<&str>>(0).map(|t| decode("a session's meta", t)).transpose(),
+        )?;
+        Ok(metas.into_iter().next().flatten())
+    }
+
+    fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        self.rows(|s| &s.metas, Vec::new(), meta_of)
+    }
+
+    fn get_entry(&self, sid: &str, eid: &str) -> Result<Option<SessionEntry>, StoreError> {
+        self.with_state(sid, |s| s.entries.get(eid).cloned())
+    }
+
+    fn list_entries(&self, sid: &str) -> Result<Vec<SessionEntry>, StoreError> {
+        self.with_state(sid, |s| s.entries.values().cloned().collect())
+    }
+
+    fn get_active_leaf(&self, sid: &str) -> Result<Option<String>, StoreError> {
+        self.with_state(sid, |s| s.leaf.clone())
+    }
+
+    fn get_attachment(
+        &self,
+        sid: &str,
+        aid: &str,
+    ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
+        let found = self.rows(
+            |s| &s.attachment,
+            vec![Param::id(sid), Param::id(aid)],
+            |row| Ok((attachment_meta_of(row)?, row.get::<_, Vec<u8>>(1))),
+        )?;
+        Ok(found.into_iter().next())
+    }
+
+    fn get_attachment_meta(
+        &self,
+        sid: &str,
+        aid: &str,
+    ) -> Result<Option<AttachmentMeta>, StoreError> {
+        let params = vec![Param::id(sid), Param::id(aid)];
+        Ok(self.rows(|s| &s.attachment_meta, params, attachment_meta_of)?.into_iter().next())
+    }
+
+    fn list_attachments(&self, sid: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
+        self.rows(|s| &s.attachments, vec![Param::id(sid)], attachment_meta_of)
+    }
+
+    fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        let slot = self.cache.slot(&changes.session_id);
+        let mut guard = lock(&slot);
+        let (sql, changes) = (self.sql.clone(), changes.clone());
+        let mut cached = guard.take();
+        let result = self.db.run(move |mut client| async move {
+            let tx = client.transaction().await.map_err(|e| db_error("begin", e))?;
+            let applied = apply::apply(&tx, &sql, &changes, &mut cached).await?;
+            tx.commit().await.map_err(|e| db_error("commit", e))?;
+            Ok((applied, cached))
+        });
+        // On an error the cached state may be half planned: it stays dropped (replayed again).
+        result.map(|(applied, cached)| {
+            *guard = cached;
+            applied
+        })
+    }
+
+    fn changes(&self, sid: &str, after_seq: u64, limit: usize) -> Result<FeedPage, StoreError> {
+        self.with_state(sid, |s| s.feed.page(after_seq, limit))
+    }
+
+    fn path_locate(&self, sid: &str, leaf: &str, id: Option<&str>) -> Result<PathSpot, StoreError> {
+        self.with_state(sid, |s| s.path_locate(sid, leaf, id))?
+    }
+
+    fn path_select(
+        &self,
+        sid: &str,
+        leaf: &str,
+        query: &PathSelect,
+    ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
+        self.with_state(sid, |s| s.path_select(sid, leaf, query))?
+    }
+
+    /// Keyset pages in SQL, `keep` applied here: a batch of the page's size at a time, so a page
+    /// costs its metas plus the ones its filter skips.
+    fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
+        let mut page = Vec::new();
+        let mut after = query.after.map(|(key, sid)| (key, sid.to_string()));
+        let batch = query.limit.clamp(1, 500) as i64;
+        while page.len() < query.limit {
+            let order = query.order;
+            let metas = match &after {
+                None => self.rows(
+                    move |s| match order {
+                        ListOrder::CreatedAsc => &s.first_created_asc,
+                        ListOrder::CreatedDesc => &s.first_created_desc,
+                        ListOrder::UpdatedDesc => &s.first_updated_desc,
+                    },
+                    vec![Param::Int(batch)],
+                    meta_of,
+                )?,
+                Some((key, sid)) => self.rows(
+                    move |s| match order {
+                        ListOrder::CreatedAsc => &s.page_created_asc,
+                        ListOrder::CreatedDesc => &s.page_created_desc,
+                        ListOrder::UpdatedDesc => &s.page_updated_desc,
+                    },
+                    vec![Param::Int(*key), Param::id(sid), Param::Int(batch)],
+                    meta_of,
+                )?,
+            };
+            let Some(last) = metas.last() else { break };
+            after =
+                Some((session_core::meta_order::sort_key(last, order), last.session_id.clone()));
+            let full = metas.len() as i64 == batch;
+            page.extend(metas.into_iter().filter(|m| (query.keep)(m)));
+            if !full {
+                break;
+            }
+        }
+        page.truncate(query.limit);
+        Ok(page)
+    }
+}

@@ -1,0 +1,232 @@
+//! The postgres adapter's tables in their own PostgreSQL schema: the SQL text of every statement
+//! (the schema name, a validated identifier, is the only thing ever formatted into it; values
+//! are always parameters) and the versioned migrations applied at start under an advisory lock.
+//!
+//! Tables: `sessions` (one row per stored session: its log's first and last chunk numbers, its
+//! meta as JSON text and the two list keys, indexed for the list orders), `log` (each session's
+//! log as the fs store would write it, one chunk per change set: the same v1.0.32 lines), the
+//! `log_n` sequence that numbers chunks across every session, and `attachments`. Ids are `bytea`:
+//! a session or attachment id may hold any character, NUL included.
+
+use session_core::StoreError;
+use tokio_postgres::Client;
+
+use super::db::db_error;
+
+/// The newest schema version this build knows.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// Migration `i` brings the schema from version `i` to `i + 1`; `{s}` stands for the schema.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE {s}.sessions (
+    session_id bytea PRIMARY KEY,
+    base bigint NOT NULL,
+    version bigint NOT NULL,
+    chunks bigint NOT NULL,
+    meta text,
+    created_at bigint,
+    updated_at bigint
+);
+CREATE INDEX sessions_created ON {s}.sessions (created_at, session_id) WHERE meta IS NOT NULL;
+CREATE INDEX sessions_updated ON {s}.sessions (updated_at, session_id) WHERE meta IS NOT NULL;
+CREATE TABLE {s}.log (
+    session_id bytea NOT NULL,
+    n bigint NOT NULL,
+    lines text NOT NULL,
+    PRIMARY KEY (session_id, n)
+);
+CREATE SEQUENCE {s}.log_n;
+CREATE TABLE {s}.attachments (
+    session_id bytea NOT NULL,
+    attachment_id bytea NOT NULL,
+    meta text NOT NULL,
+    bytes bytea NOT NULL,
+    PRIMARY KEY (session_id, attachment_id)
+);
+"#];
+
+/// Whether `schema` may name our schema: lowercase ASCII letters, digits and `_`, not starting
+/// with a digit, 1–63 bytes (so it needs no quoting and cannot carry SQL).
+pub fn valid_schema_name(schema: &str) -> bool {
+    let mut bytes = schema.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z' | b'_'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+        && schema.len() <= 63
+}
+
+/// Every statement the store runs, with its schema filled in once.
+#[derive(Debug)]
+pub struct Sql {
+    pub schema: String,
+    /// `$1` sid, `$2` base, `$3` version: the session's head and the chunks a cache at (base,
+    /// version) lacks (all of them when the base moved), in order. One statement, one snapshot.
+    pub catch_up: String,
+    /// `$1` sid: makes sure the session's row exists, so that it can be locked.
+    pub ensure_row: String,
+    /// `$1` sid → base, version, chunks, row locked until the transaction ends.
+    pub lock_row: String,
+    /// `$1` sid, `$2` lines → the new chunk's n.
+    pub insert_chunk: String,
+    /// `$1` sid.
+    pub delete_log: String,
+    /// `$1` sid, `$2` base, `$3` version, `$4` chunks, `$5` meta, `$6` created_at, `$7` updated_at.
+    pub update_row: String,
+    /// `$1` sid.
+    pub delete_row: String,
+    /// `$1` sid → meta.
+    pub meta: String,
+    /// → every session's id, in order.
+    pub session_ids: String,
+    /// → meta of every listed session.
+    pub metas: String,
+    /// One list page per order: `$1` key, `$2` sid (the position after which), `$3` limit.
+    pub page_created_asc: String,
+    pub page_created_desc: String,
+    pub page_updated_desc: String,
+    /// The first page per order: `$1` limit.
+    pub first_created_asc: String,
+    pub first_created_desc: String,
+    pub first_updated_desc: String,
+    /// `$1` sid, `$2` aid → meta, bytes.
+    pub attachment: String,
+    /// `$1` sid, `$2` aid → meta.
+    pub attachment_meta: String,
+    /// `$1` sid → meta of each attachment.
+    pub attachments: String,
+    /// `$1` sid, `$2` aid, `$3` meta, `$4` bytes.
+    pub put_attachment: String,
+    /// `$1` sid, `$2` aid → one row when it existed.
+    pub delete_attachment: String,
+    /// `$1` sid.
+    pub delete_attachments: String,
+}
+
+impl Sql {
+    pub fn new(schema: &str) -> Sql {
+        let s = schema;
+        let page = |cmp: &str, key: &str, dir: &str| {
+            format!(
+                "SELECT meta FROM {s}.sessions WHERE meta IS NOT NULL AND ({key}, session_id) \
+                 {cmp} ($1, $2) ORDER BY {key} {dir}, session_id {dir} LIMIT $3"
+            )
+        };
+        let first = |key: &str, dir: &str| {
+            format!(
+                "SELECT meta FROM {s}.sessions WHERE meta IS NOT NULL \
+                 ORDER BY {key} {dir}, session_id {dir} LIMIT $1"
+            )
+        };
+        Sql {
+            schema: s.into(),
+            catch_up: format!(
+                "SELECT s.base, s.version, s.chunks, l.lines FROM {s}.sessions s \
+                 LEFT JOIN {s}.log l ON l.session_id = s.session_id \
+                 AND l.n > (CASE WHEN s.base = $2::bigint THEN $3::bigint ELSE -1::bigint END) \
+                 WHERE s.session_id = $1 ORDER BY l.n"
+            ),
+            ensure_row: format!(
+                "INSERT INTO {s}.sessions (session_id, base, version, chunks) VALUES ($1, 0, 0, 0) \
+                 ON CONFLICT (session_id) DO NOTHING"
+            ),
+            lock_row: format!(
+                "SELECT base, version, chunks FROM {s}.sessions WHERE session_id = $1 FOR UPDATE"
+            ),
+            insert_chunk: format!(
+                "INSERT INTO {s}.log (session_id, n, lines) VALUES ($1, nextval('{s}.log_n'), $2) \
+                 RETURNING n"
+            ),
+            delete_log: format!("DELETE FROM {s}.log WHERE session_id = $1"),
+            update_row: format!(
+                "UPDATE {s}.sessions SET base = $2, version = $3, chunks = $4, meta = $5, \
+                 created_at = $6, updated_at = $7 WHERE session_id = $1"
+            ),
+            delete_row: format!("DELETE FROM {s}.sessions WHERE session_id = $1"),
+            meta: format!("SELECT meta FROM {s}.sessions WHERE session_id = $1"),
+            session_ids: format!("SELECT session_id FROM {s}.sessions ORDER BY session_id"),
+            metas: format!("SELECT meta FROM {s}.sessions WHERE meta IS NOT NULL"),
+            page_created_asc: page(">", "created_at", "ASC"),
+            page_created_desc: page("<", "created_at", "DESC"),
+            page_updated_desc: page("<", "updated_at", "DESC"),
+            first_created_asc: first("created_at", "ASC"),
+            first_created_desc: first("created_at", "DESC"),
+            first_updated_desc: first("updated_at", "DESC"),
+            attachment: format!(
+                "SELECT meta, bytes FROM {s}.attachments WHERE session_id = $1 AND attachment_id = $2"
+            ),
+            attachment_meta: format!(
+                "SELECT meta FROM {s}.attachments WHERE session_id = $1 AND attachment_id = $2"
+            ),
+            attachments: format!(
+                "SELECT meta FROM {s}.attachments WHERE session_id = $1 ORDER BY attachment_id"
+            ),
+            put_attachment: format!(
+                "INSERT INTO {s}.attachments (session_id, attachment_id, meta, bytes) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (session_id, attachment_id) \
+                 DO UPDATE SET meta = EXCLUDED.meta, bytes = EXCLUDED.bytes"
+            ),
+            delete_attachment: format!(
+                "DELETE FROM {s}.attachments WHERE session_id = $1 AND attachment_id = $2 \
+                 RETURNING 1"
+            ),
+            delete_attachments: format!("DELETE FROM {s}.attachments WHERE session_id = $1"),
+        }
+    }
+}
+
+/// Brings the schema to [`SCHEMA_VERSION`]: in one transaction holding an advisory lock on the
+/// schema's name, so instances starting together migrate once and the others find it done.
+/// Refuses a schema a newer build migrated further than this one knows.
+pub async fn migrate(client: &mut Client, schema: &str) -> Result<i32, StoreError> {
+    let fail = |e: tokio_postgres::Error| db_error("migrate", e);
+    let tx = client.transaction().await.map_err(fail)?;
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext('session-manager:' || $1))", &[&schema])
+        .await
+        .map_err(fail)?;
+    tx.batch_execute(&format!(
+        "CREATE SCHEMA IF NOT EXISTS {schema}; \
+         CREATE TABLE IF NOT EXISTS {schema}.schema_version (version integer NOT NULL)"
+    ))
+    .await
+    .map_err(fail)?;
+    let found: Option<i32> = tx
+        .query_one(&format!("SELECT max(version) FROM {schema}.schema_version"), &[])
+        .await
+        .map_err(fail)?
+        .get(0);
+    let found = found.unwrap_or(0);
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::Unsupported(format!(
+            "postgres: schema {schema} is at version {found}; this build knows versions up to \
+             {SCHEMA_VERSION}: run a newer session-manager"
+        )));
+    }
+    for (from, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.batch_execute(&migration.replace("{s}", schema)).await.map_err(fail)?;
+        let to = from as i32 + 1;
+        tx.execute(&format!("INSERT INTO {schema}.schema_version (version) VALUES ($1)"), &[&to])
+            .await
+            .map_err(fail)?;
+    }
+    tx.commit().await.map_err(fail)?;
+    Ok(SCHEMA_VERSION)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        for ok in ["session_manager", "_x", "a1", &"a".repeat(63)] {
+            assert!(valid_schema_name(ok), "{ok}");
+        }
+        for bad in ["", "1a", "A", "a-b", "a;drop", "a b", "\"a\"", &"a".repeat(64)] {
+            assert!(!valid_schema_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn one_migration_per_version() {
+        assert_eq!(MIGRATIONS.len(), SCHEMA_VERSION as usize);
+    }
+}

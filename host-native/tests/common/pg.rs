@@ -1,0 +1,49 @@
+//! The test database of the postgres adapter's tests: the server named by
+//! `SESSION_MANAGER_TEST_PG_URL` (scripts/test.sh starts a throwaway one), one fresh schema per
+//! store, dropped when the test binary ends.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use session_manager::config::PostgresAdapterConfig;
+use session_manager::pg::PgStore;
+
+/// The variable naming the test server.
+pub const URL_VAR: &str = "SESSION_MANAGER_TEST_PG_URL";
+
+/// The test server's URL, when one is given.
+pub fn url() -> Option<String> {
+    std::env::var(URL_VAR).ok().filter(|u| !u.is_empty())
+}
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+static MADE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// A config for a schema no other store of any test binary uses.
+pub fn fresh_config(url: &str) -> PostgresAdapterConfig {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    let schema = format!("test_{}_{n}", std::process::id());
+    MADE.lock().unwrap_or_else(|p| p.into_inner()).push(schema.clone());
+    PostgresAdapterConfig { url: url.into(), max_connections: 4, schema }
+}
+
+/// A store on a fresh schema.
+pub fn fresh_store(url: &str) -> PgStore {
+    PgStore::open(&fresh_config(url)).expect("the test database opens")
+}
+
+/// Drops every schema this binary made.
+pub fn drop_schemas(url: &str) {
+    let schemas = std::mem::take(&mut *MADE.lock().unwrap_or_else(|p| p.into_inner()));
+    let url = url.to_string();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+    runtime.block_on(async move {
+        let (client, connection) =
+            tokio_postgres::connect(&url, tokio_postgres::NoTls).await.expect("connect");
+        tokio::spawn(connection);
+        for schema in schemas {
+            // A validated identifier of our own making.
+            client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await.ok();
+        }
+    });
+}
