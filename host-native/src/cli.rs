@@ -34,7 +34,8 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-/// Offline subcommands: move sessions between a data_dir and exported `.jsonl` files.
+/// Offline subcommands: move sessions between a data_dir and exported `.jsonl` files, or between
+/// a data_dir and a PostgreSQL database.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Export one session (`--session`) or every session of a data_dir to `<enc(id)>.jsonl`
@@ -68,5 +69,20 @@ pub enum Command {
         /// The `.jsonl` files to import.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// Copy every session (snapshot and attachments) between a data_dir and a PostgreSQL
+    /// database, either way, with a progress bar; resumable and idempotent (sessions already
+    /// there identically are skipped), verified by counts and a SHA-256 digest at the end. No
+    /// worker may have the data_dir open meanwhile.
+    Migrate {
+        /// The data_dir or `postgres://…` URL to read.
+        #[arg(long)]
+        from: String,
+        /// The data_dir or `postgres://…` URL to write.
+        #[arg(long)]
+        to: String,
+        /// The PostgreSQL schema of the database end.
+        #[arg(long, default_value = "session_manager")]
+        schema: String,
     },
 }

@@ -21,6 +21,7 @@ pub mod engine_wait;
 pub mod functions;
 pub mod locks;
 pub mod manifest;
+pub mod migrate;
 pub mod nodelay;
 pub mod open_files;
 pub mod reload;

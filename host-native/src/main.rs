@@ -3,7 +3,7 @@
 use clap::Parser;
 use session_manager::cli::{Cli, Command};
 use session_manager::config::{default_data_dir, resolve_data_dir};
-use session_manager::{boot, manifest, transfer};
+use session_manager::{boot, manifest, migrate, transfer};
 
 /// Runs an offline export / import and prints one line per session moved.
 fn run_offline(command: Command) -> ! {
@@ -21,6 +21,7 @@ fn run_offline(command: Command) -> ! {
         Command::Import { data_dir, replace, files } => {
             transfer::import_files(&dir(data_dir), &files, replace)
         }
+        Command::Migrate { from, to, schema } => run_migration(&from, &to, &schema),
     };
     match moved {
         Ok(moved) => {
@@ -29,6 +30,25 @@ fn run_offline(command: Command) -> ! {
         }
         Err(e) => {
             eprintln!("session-manager: {e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// `migrate`: prints what it did, exits 1 with the reason when it could not.
+fn run_migration(from: &str, to: &str, schema: &str) -> ! {
+    let migrated = (|| {
+        let (from, to) = (migrate::End::open(from, schema)?, migrate::End::open(to, schema)?);
+        println!("session-manager: migrating {from} → {to}");
+        migrate::migrate(&from, &to)
+    })();
+    match migrated {
+        Ok(done) => {
+            println!("session-manager: migrated {done}");
+            std::process::exit(0)
+        }
+        Err(e) => {
+            eprintln!("session-manager: migrate: {e}");
             std::process::exit(1)
         }
     }

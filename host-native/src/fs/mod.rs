@@ -29,6 +29,7 @@ mod faulty;
 mod flush;
 mod inline;
 mod io;
+mod offline;
 mod session;
 mod spill;
 mod sync;
@@ -58,6 +59,7 @@ pub use catalog::CATALOG_FILE;
 pub use deferred::Deferred;
 pub use faulty::{Fault, FaultyIo, OpKind};
 pub use flush::Flushes;
+pub use offline::{Offline, WholeSession};
 pub use sync::SyncMode;
 pub use vfs::{FsIo, RealIo};
 

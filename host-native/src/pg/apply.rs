@@ -8,6 +8,7 @@ use deadpool_postgres::Transaction;
 use session_core::jsonl;
 use session_core::record::SessionState;
 use session_core::store::{plan_session_writes_in_place, Applied, ChangeSet, LogChange, Write};
+use session_core::wire::AttachmentMeta;
 use session_core::StoreError;
 
 use super::cache::{catch_up, Replayed};
@@ -79,7 +80,8 @@ fn snapshot_size(state: &SessionState) -> i64 {
     (state.entries.len() + state.feed.kept().count() + 2) as i64
 }
 
-async fn insert_chunk(
+/// Appends one chunk to the session's log; its number.
+pub(super) async fn insert_chunk(
     tx: &Transaction<'_>,
     sql: &Sql,
     key: &[u8],
@@ -91,7 +93,8 @@ async fn insert_chunk(
     rows.first().map(|row| row.get(0)).ok_or_else(|| StoreError::Internal("no chunk number".into()))
 }
 
-async fn update_row(
+/// Sets the row of the session `replayed` holds: its log position, meta and list keys.
+pub(super) async fn update_row(
     tx: &Transaction<'_>,
     sql: &Sql,
     key: &[u8],
@@ -118,11 +121,7 @@ async fn write_attachments(
     for write in writes {
         match write {
             Write::PutAttachment { meta, bytes } => {
-                let text = serde_json::to_string(meta).unwrap_or_default();
-                let aid = meta.attachment_id.as_bytes();
-                let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
-                    [&key, &aid, &text, &bytes.as_slice()];
-                execute(tx, action, &sql.put_attachment, &params).await?;
+                put_attachment(tx, sql, key, meta, bytes).await?;
             }
             Write::DeleteAttachment(id) => {
                 let rows =
@@ -135,5 +134,20 @@ async fn write_attachments(
             _ => {}
         }
     }
+    Ok(())
+}
+
+/// Writes (or replaces) one attachment of the session `key`.
+pub(super) async fn put_attachment(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    key: &[u8],
+    meta: &AttachmentMeta,
+    bytes: &[u8],
+) -> Result<(), StoreError> {
+    let text = serde_json::to_string(meta).unwrap_or_default();
+    let aid = meta.attachment_id.as_bytes();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&key, &aid, &text, &bytes];
+    execute(tx, "write an attachment", &sql.put_attachment, &params).await?;
     Ok(())
 }

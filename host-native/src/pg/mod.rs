@@ -8,6 +8,7 @@
 mod apply;
 mod cache;
 mod db;
+mod import;
 mod schema;
 
 use std::sync::Arc;
@@ -68,14 +69,12 @@ impl PgStore {
 
     /// Every stored session's id (a session with a log), in id order.
     pub fn session_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.rows(
-            |s| &s.session_ids,
-            Vec::new(),
-            |row| {
-                String::from_utf8(row.get::<_, Vec<u8>>(0))
-                    .map_err(|e| StoreError::Corrupt(format!("postgres: a session id: {e}")))
-            },
-        )
+        self.rows(|s| &s.session_ids, Vec::new(), session_id_of)
+    }
+
+    /// Every id with a log or an attachment, in id order (what `migrate` moves).
+    pub fn stored_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.rows(|s| &s.stored_ids, Vec::new(), session_id_of)
     }
 
     /// `sid`'s state replayed from the database alone, the cache left aside (what a new instance
@@ -146,6 +145,11 @@ impl Param {
 
 fn decode<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("postgres: {what}: {e}")))
+}
+
+fn session_id_of(row: &Row) -> Result<String, StoreError> {
+    String::from_utf8(row.get::<_, Vec<u8>>(0))
+        .map_err(|e| StoreError::Corrupt(format!("postgres: a session id: {e}")))
 }
 
 fn meta_of(row: &Row) -> Result<SessionMeta, StoreError> {

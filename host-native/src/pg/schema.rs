@@ -77,6 +77,8 @@ pub struct Sql {
     pub meta: String,
     /// → every session's id, in order.
     pub session_ids: String,
+    /// → every id with a session row or an attachment, in order.
+    pub stored_ids: String,
     /// → meta of every listed session.
     pub metas: String,
     /// One list page per order: `$1` key, `$2` sid (the position after which), `$3` limit.
@@ -143,6 +145,10 @@ impl Sql {
             delete_row: format!("DELETE FROM {s}.sessions WHERE session_id = $1"),
             meta: format!("SELECT meta FROM {s}.sessions WHERE session_id = $1"),
             session_ids: format!("SELECT session_id FROM {s}.sessions ORDER BY session_id"),
+            stored_ids: format!(
+                "SELECT session_id FROM {s}.sessions UNION SELECT session_id FROM {s}.attachments \
+                 ORDER BY 1"
+            ),
             metas: format!("SELECT meta FROM {s}.sessions WHERE meta IS NOT NULL"),
             page_created_asc: page(">", "created_at", "ASC"),
             page_created_desc: page("<", "created_at", "DESC"),
