@@ -43,7 +43,7 @@ case "$cmd" in
     as_owner "$bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --locale=C --no-sync >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; exit 1; }
     port="$(free_port)"
-    opts="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200"
+    opts="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400"
     if [ "${3:-}" = fast ]; then
       opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     fi

@@ -10,7 +10,7 @@ use crate::bridge::{link, Bridge, BridgeStore};
 use crate::config::{resolve_data_dir, AdapterConfig};
 use crate::emitter::Emitter;
 use crate::fs::{FsConfig, FsStore, SyncMode};
-use crate::pg::PgStore;
+use crate::pg::{Follower, PgStore, Publisher};
 
 /// A built storage runtime.
 pub struct Runtime {
@@ -18,6 +18,8 @@ pub struct Runtime {
     pub store: Arc<dyn Store + Send + Sync>,
     fs: Option<Arc<FsStore>>,
     bridge: Option<Arc<Bridge>>,
+    /// In postgres mode, what delivers the other instances' events here (stopped on retire).
+    follower: std::sync::Mutex<Option<Follower>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -45,34 +47,45 @@ impl Runtime {
                 let store = FsStore::open(FsConfig::new(&dir).sync(sync))
                     .map_err(|e| format!("fs adapter: cannot open {}: {e}", dir.display()))?;
                 let store = Arc::new(store);
-                Ok(Runtime {
-                    adapter: adapter.clone(),
-                    store: store.clone(),
-                    fs: Some(store),
-                    bridge: None,
-                })
+                Ok(Runtime::new(adapter.clone(), store.clone(), Some(store), None))
             }
             AdapterConfig::Bridge(config) => {
                 link::validate(config, own_url)?;
                 let bridge = Arc::new(Bridge::connect(config, emitter)?);
                 let store = Arc::new(BridgeStore::new(bridge.clone()));
-                Ok(Runtime { adapter: adapter.clone(), store, fs: None, bridge: Some(bridge) })
+                Ok(Runtime::new(adapter.clone(), store, None, Some(bridge)))
             }
             AdapterConfig::Postgres(config) => {
                 let store = Arc::new(PgStore::open(config)?);
-                Ok(Runtime { adapter: adapter.clone(), store, fs: None, bridge: None })
+                let publisher = Publisher {
+                    emitter: emitter.clone(),
+                    handle: tokio::runtime::Handle::try_current().ok(),
+                };
+                let follower = Follower::start(&store, publisher)?;
+                let runtime = Runtime::new(adapter.clone(), store, None, None);
+                *runtime.follower.lock().unwrap_or_else(|p| p.into_inner()) = Some(follower);
+                Ok(runtime)
             }
         }
     }
 
+    fn new(
+        adapter: AdapterConfig,
+        store: Arc<dyn Store + Send + Sync>,
+        fs: Option<Arc<FsStore>>,
+        bridge: Option<Arc<Bridge>>,
+    ) -> Runtime {
+        Runtime { adapter, store, fs, bridge, follower: std::sync::Mutex::new(None) }
+    }
+
     /// A runtime over any store, with no bridge link (tests, tools).
     pub fn over(adapter: AdapterConfig, store: Arc<dyn Store + Send + Sync>) -> Runtime {
-        Runtime { adapter, store, fs: None, bridge: None }
+        Runtime::new(adapter, store, None, None)
     }
 
     /// A runtime over an fs store the caller opened (tests with an IO double).
     pub fn over_fs(adapter: AdapterConfig, store: Arc<FsStore>) -> Runtime {
-        Runtime { adapter, store: store.clone(), fs: Some(store), bridge: None }
+        Runtime::new(adapter, store.clone(), Some(store), None)
     }
 
     /// The fs store, in fs mode (the worker runs calls it can serve from memory inline).
@@ -98,9 +111,10 @@ impl Runtime {
         }
     }
 
-    /// Retires a swapped-out runtime: a bridge's relay is detached at once; its connection closes
-    /// when the last in-flight call lets go of the runtime.
+    /// Retires a swapped-out runtime: a bridge's relay is detached at once (its connection closes
+    /// when the last in-flight call lets go of the runtime); a postgres follower stops.
     pub fn retire(&self) {
+        drop(self.follower.lock().unwrap_or_else(|p| p.into_inner()).take());
         if let Some(bridge) = &self.bridge {
             bridge.detach();
         }

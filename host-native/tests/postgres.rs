@@ -43,7 +43,8 @@ fn main() {
             }));
         }
     }
-    let tests: [(&str, DbTest); 6] = [
+    let tests: [(&str, DbTest); 7] = [
+        ("two_instances_deliver_every_event_once", events_across_instances),
         ("migrate_fs_postgres_fs_is_byte_identical", migrate_round_trip),
         ("model_with_restarts_and_two_instances", model),
         ("migrations_run_once_under_concurrency", concurrent_migrations),
@@ -280,8 +281,9 @@ fn concurrent_migrations(url: &str) -> Result<(), String> {
     }
     let versions =
         admin(url, &format!("SELECT count(*)::text FROM {}.schema_version", config.schema))?;
-    if versions != ["1"] {
-        return Err(format!("schema_version rows: {versions:?}, want one"));
+    let want = session_manager::pg::SCHEMA_VERSION.to_string();
+    if versions != [want.clone()] {
+        return Err(format!("schema_version rows: {versions:?}, want {want} (one per migration)"));
     }
     Ok(())
 }
@@ -475,6 +477,118 @@ fn migrate_round_trip(url: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Every delivery an emitter made.
+#[derive(Debug, Default)]
+struct Recorder(std::sync::Mutex<Vec<session_manager::emitter::Delivery>>);
+
+#[async_trait::async_trait]
+impl session_manager::emitter::Sink for Recorder {
+    async fn deliver(&self, delivery: session_manager::emitter::Delivery) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(delivery);
+    }
+}
+
+/// Each recorder's store-events envelopes as `(session, seq, type)`, sorted.
+fn seen(recorder: &Recorder) -> Vec<(String, u64, String)> {
+    let deliveries = recorder.0.lock().unwrap_or_else(|p| p.into_inner());
+    let mut seen: Vec<_> = deliveries
+        .iter()
+        .filter_map(|d| {
+            let e: session_core::wire::EventEnvelope =
+                serde_json::from_value(d.payload.clone()).ok()?;
+            let sid = e.payload.get("session_id")?.as_str()?.to_string();
+            Some((sid, e.change?.seq, e.trigger_type))
+        })
+        .collect();
+    seen.sort();
+    seen
+}
+
+/// Two workers on one schema, mutations through both: every instance's subscribers receive
+/// every event of every mutation once, whichever instance made it, also after the other
+/// instance's database connections were terminated mid-way.
+fn events_across_instances(url: &str) -> Result<(), String> {
+    use serde_json::json;
+    use session_manager::config::AdapterConfig;
+    use session_manager::emitter::Emitter;
+    use session_manager::runtime::Runtime;
+    use session_manager::worker::Worker;
+    let mut config = fresh_config(url);
+    config.url = format!("{url}?application_name={}", config.schema);
+    let app = config.schema.clone();
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let adapter = AdapterConfig::Postgres(config);
+    let mut workers = Vec::new();
+    for _ in 0..2 {
+        let recorder = Arc::new(Recorder::default());
+        let emitter = Emitter::new(recorder.clone());
+        emitter
+            .subscriptions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .bind(session_core::events::STORE_EVENTS, "feed", "feed", &json!({}))
+            .map_err(|e| e.to_string())?;
+        let runtime = rt.block_on(async {
+            let (adapter, emitter) = (adapter.clone(), emitter.clone());
+            tokio::task::spawn_blocking(move || Runtime::build(&adapter, "ws://x", None, &emitter))
+                .await
+        });
+        let runtime = runtime.map_err(|e| e.to_string())??;
+        let worker =
+            Worker::new(None, "ws://x".into(), runtime, session_core::Limits::default(), emitter);
+        workers.push((worker, recorder));
+    }
+    // Give both followers time to read the outbox head (they deliver what comes after it).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let call =
+        |at: usize, id: &str, payload: serde_json::Value| -> Result<serde_json::Value, String> {
+            let op = session_core::catalog::operation(id).ok_or("no such op")?;
+            rt.block_on(workers[at].0.call(op, payload)).map_err(|e| format!("{id}: {e}"))
+        };
+    let mut expected = 0;
+    for round in 0..2 {
+        for at in [0, 1, 0] {
+            let created = call(at, "session::create", json!({"title": format!("t{round}")}))?;
+            let sid = created["session_id"].as_str().ok_or("no session_id")?.to_string();
+            let message = json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
+            call(1 - at, "session::append", json!({"session_id": sid, "message": message}))?;
+            call(at, "session::set-status", json!({"session_id": sid, "status": "working"}))?;
+            expected += 3;
+        }
+        if round == 0 {
+            let killed = admin(url, &format!(
+                "SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity WHERE application_name = '{app}'"
+            ))?;
+            if killed == ["0"] {
+                return Err("no backend to terminate".into());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (a, b) = (seen(&workers[0].1), seen(&workers[1].1));
+        if a.len() >= expected && b.len() >= expected {
+            let mut once = a.clone();
+            once.dedup();
+            if a != b || once.len() != a.len() || a.len() != expected {
+                return Err(format!(
+                    "instance 0 saw {a:?}\ninstance 1 saw {b:?}\n(want {expected} each, once)"
+                ));
+            }
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!(
+                "after 10 s: instance 0 saw {} of {expected}, instance 1 {}: {a:?} / {b:?}",
+                a.len(),
+                b.len()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// One admin query's rows (first column, as text).

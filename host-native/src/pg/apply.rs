@@ -2,7 +2,7 @@
 //! session queue there), catch the cached state up under the lock, let the core plan the writes
 //! (`plan_session_writes_in_place`: `commit_append`'s rules, feed seqs, deltas), then write the
 //! log chunk — or, for deletions and compaction, the snapshot that replaces the log — the row
-//! and the attachments, and commit.
+//! and the attachments, record the change set's feed seqs in the outbox, and commit.
 
 use deadpool_postgres::Transaction;
 use session_core::jsonl;
@@ -24,6 +24,7 @@ const COMPACT_CHUNKS: i64 = 64;
 pub async fn apply(
     tx: &Transaction<'_>,
     sql: &Sql,
+    instance: &str,
     changes: &ChangeSet,
     cached: &mut Option<Replayed>,
 ) -> Result<Applied, StoreError> {
@@ -35,6 +36,15 @@ pub async fn apply(
     let replayed = cached.as_mut().ok_or_else(|| StoreError::Internal("no cached state".into()))?;
     let (log, mut applied) = plan_session_writes_in_place(&mut replayed.state, &changes.writes)?;
     write_attachments(tx, sql, sid, &changes.writes, &mut applied).await?;
+    if let (Some(first), Some(last)) = (applied.changes.first(), applied.changes.last()) {
+        // The outbox row other instances deliver this change set's events from, and their wake-up
+        // (a NOTIFY is sent at commit, and only then).
+        let (first, last) = (first.seq as i64, last.seq as i64);
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+            [&key, &first, &last, &instance];
+        execute(tx, "record the change in the outbox", &sql.insert_outbox, &params).await?;
+        query(tx, "notify the other instances", super::follow::NOTIFY, &[&sql.schema]).await?;
+    }
     let state = &replayed.state;
     let compact = matches!(log, LogChange::Append(_))
         && replayed.chunks + 1 > COMPACT_CHUNKS

@@ -8,6 +8,7 @@
 mod apply;
 mod cache;
 mod db;
+mod follow;
 mod import;
 mod schema;
 
@@ -22,6 +23,7 @@ use session_core::{Store, StoreError};
 use tokio_postgres::Row;
 
 pub use db::CALL_TIMEOUT;
+pub use follow::{Follower, Publisher};
 pub use schema::{valid_schema_name, SCHEMA_VERSION};
 
 use cache::{catch_up, lock, Cache};
@@ -39,6 +41,10 @@ pub struct PgStore {
     db: Db,
     sql: Arc<Sql>,
     cache: Cache,
+    /// This instance in the outbox (a fresh id per process: its own rows it does not deliver).
+    instance: String,
+    /// For the follower's LISTEN connection.
+    pg_config: tokio_postgres::Config,
 }
 
 impl PgStore {
@@ -55,10 +61,14 @@ impl PgStore {
         let schema = config.schema.clone();
         db.run(move |mut client| async move { schema::migrate(&mut client, &schema).await })
             .map_err(|e| format!("postgres adapter: {e}"))?;
+        let pg_config =
+            config.url.parse().map_err(|e| format!("postgres adapter: bad url: {e}"))?;
         Ok(PgStore {
             db,
             sql: Arc::new(Sql::new(&config.schema)),
             cache: Cache::new(CACHED_SESSIONS),
+            instance: uuid::Uuid::new_v4().to_string(),
+            pg_config,
         })
     }
 
@@ -216,10 +226,11 @@ impl Store for PgStore {
         let slot = self.cache.slot(&changes.session_id);
         let mut guard = lock(&slot);
         let (sql, changes) = (self.sql.clone(), changes.clone());
+        let instance = self.instance.clone();
         let mut cached = guard.take();
         let result = self.db.run(move |mut client| async move {
             let tx = client.transaction().await.map_err(|e| db_error("begin", e))?;
-            let applied = apply::apply(&tx, &sql, &changes, &mut cached).await?;
+            let applied = apply::apply(&tx, &sql, &instance, &changes, &mut cached).await?;
             tx.commit().await.map_err(|e| db_error("commit", e))?;
             Ok((applied, cached))
         });

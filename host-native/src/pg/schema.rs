@@ -5,7 +5,9 @@
 //! Tables: `sessions` (one row per stored session: its log's first and last chunk numbers, its
 //! meta as JSON text and the two list keys, indexed for the list orders), `log` (each session's
 //! log as the fs store would write it, one chunk per change set: the same v1.0.32 lines), the
-//! `log_n` sequence that numbers chunks across every session, and `attachments`. Ids are `bytea`:
+//! `log_n` sequence that numbers chunks across every session, `attachments`, and (version 2) the
+//! `outbox`: one row per change set that recorded feed changes (session, seq range, instance),
+//! written in the change set's transaction, which other instances follow (`follow.rs`). Ids are `bytea`:
 //! a session or attachment id may hold any character, NUL included.
 
 use session_core::StoreError;
@@ -14,10 +16,11 @@ use tokio_postgres::Client;
 use super::db::db_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Migration `i` brings the schema from version `i` to `i + 1`; `{s}` stands for the schema.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE {s}.sessions (
     session_id bytea PRIMARY KEY,
     base bigint NOT NULL,
@@ -43,7 +46,19 @@ CREATE TABLE {s}.attachments (
     bytes bytea NOT NULL,
     PRIMARY KEY (session_id, attachment_id)
 );
-"#];
+"#,
+    r#"
+CREATE TABLE {s}.outbox (
+    id bigserial PRIMARY KEY,
+    at timestamptz NOT NULL DEFAULT now(),
+    session_id bytea NOT NULL,
+    first_seq bigint NOT NULL,
+    last_seq bigint NOT NULL,
+    instance text NOT NULL
+);
+CREATE INDEX outbox_at ON {s}.outbox (at);
+"#,
+];
 
 /// Whether `schema` may name our schema: lowercase ASCII letters, digits and `_`, not starting
 /// with a digit, 1–63 bytes (so it needs no quoting and cannot carry SQL).
@@ -89,6 +104,14 @@ pub struct Sql {
     pub first_created_asc: String,
     pub first_created_desc: String,
     pub first_updated_desc: String,
+    /// `$1` sid, `$2` first seq, `$3` last seq, `$4` instance.
+    pub insert_outbox: String,
+    /// `$1` cursor, `$2` ids not seen yet → id, sid, first seq, last seq, instance.
+    pub follow: String,
+    /// Outbox rows older than every reader needs.
+    pub trim_outbox: String,
+    /// → the newest outbox id (0 when empty).
+    pub outbox_head: String,
     /// `$1` sid, `$2` aid → meta, bytes.
     pub attachment: String,
     /// `$1` sid, `$2` aid → meta.
@@ -156,6 +179,16 @@ impl Sql {
             first_created_asc: first("created_at", "ASC"),
             first_created_desc: first("created_at", "DESC"),
             first_updated_desc: first("updated_at", "DESC"),
+            insert_outbox: format!(
+                "INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance) \
+                 VALUES ($1, $2, $3, $4)"
+            ),
+            follow: format!(
+                "SELECT id, session_id, first_seq, last_seq, instance FROM {s}.outbox \
+                 WHERE id > $1 OR id = ANY($2) ORDER BY id"
+            ),
+            trim_outbox: format!("DELETE FROM {s}.outbox WHERE at < now() - interval '1 hour'"),
+            outbox_head: format!("SELECT coalesce(max(id), 0) FROM {s}.outbox"),
             attachment: format!(
                 "SELECT meta, bytes FROM {s}.attachments WHERE session_id = $1 AND attachment_id = $2"
             ),
@@ -234,5 +267,6 @@ mod tests {
     #[test]
     fn one_migration_per_version() {
         assert_eq!(MIGRATIONS.len(), SCHEMA_VERSION as usize);
+        assert!(MIGRATIONS.iter().all(|m| m.contains("{s}.")), "every table is in our schema");
     }
 }
