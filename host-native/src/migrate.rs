@@ -22,7 +22,7 @@ pub enum End {
     /// A data_dir no worker has open.
     Dir(PathBuf, Offline),
     /// A PostgreSQL schema.
-    Postgres(PgStore),
+    Postgres(Box<PgStore>),
 }
 
 impl fmt::Display for End {
@@ -49,7 +49,7 @@ impl End {
                 schema: schema.into(),
             }
             .validated()?;
-            Ok(End::Postgres(PgStore::open(&config)?))
+            Ok(End::Postgres(Box::new(PgStore::open(&config)?)))
         } else {
             let dir = resolve_data_dir(place);
             Ok(End::Dir(dir.clone(), Offline::new(&dir)))
