@@ -39,8 +39,8 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     let config = configuration::boot(&iii, seed).await?;
     let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));
     triggers::register_all(&iii, &emitter.subscriptions, cli.seed_only);
-    let (adapter, url, sync, local) =
-        (config.adapter.clone(), cli.url.clone(), cli.fs_sync, emitter.clone());
+    let adapter = config.adapter.with_postgres_url(cli.postgres_url.as_deref());
+    let (url, sync, local) = (cli.url.clone(), cli.fs_sync, emitter.clone());
     let runtime = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync, &local))
         .await
         .map_err(|e| e.to_string())??;
@@ -48,6 +48,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     let mut worker =
         Worker::new(Some(iii.clone()), cli.url.clone(), runtime, config.limits(), emitter);
     worker.sync = cli.fs_sync;
+    worker.postgres_url = cli.postgres_url.clone();
     let worker = Arc::new(worker);
     functions::register_all(&iii, &worker, cli.seed_only);
     if let Err(e) = configuration::bind_reload(&iii) {

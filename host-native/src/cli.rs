@@ -21,6 +21,11 @@ pub struct Cli {
     /// write) or `never` (survives a process crash, not a power loss). Unset: the key decides.
     #[arg(long, env = "SESSION_MANAGER_FS_SYNC", value_parser = crate::runtime::parse_sync_mode)]
     pub fs_sync: Option<crate::fs::SyncMode>,
+    /// Store sessions in this PostgreSQL database (`postgres://user@host:5432/db`): the postgres
+    /// adapter, whatever adapter the stored configuration names (its other keys still apply; a
+    /// stored postgres adapter keeps its schema and pool size). Unset: the configuration decides.
+    #[arg(long, env = "SESSION_MANAGER_POSTGRES_URL", value_name = "URL")]
+    pub postgres_url: Option<String>,
     /// Register only the seed's 41 functions (v1.0.32's exact surface), none of our extensions
     /// (`session::store::apply`). A bridge whose main runs this way falls back to one call per
     /// write.

@@ -207,6 +207,17 @@ impl<'de> Deserialize<'de> for AdapterConfig {
 }
 
 impl AdapterConfig {
+    /// The adapter a process runs: `self`, or with `--postgres-url` the postgres adapter on that
+    /// URL (keeping the schema and pool size of a stored postgres adapter).
+    pub fn with_postgres_url(&self, url: Option<&str>) -> AdapterConfig {
+        let Some(url) = url else { return self.clone() };
+        let (max_connections, schema) = match self {
+            AdapterConfig::Postgres(pg) => (pg.max_connections, pg.schema.clone()),
+            _ => (default_max_connections(), default_pg_schema()),
+        };
+        AdapterConfig::Postgres(PostgresAdapterConfig { url: url.into(), max_connections, schema })
+    }
+
     /// `fs`, `bridge` or `postgres`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -354,6 +365,29 @@ mod tests {
             let v = json!({"adapter": {"name": "postgres", "config": bad}});
             assert!(WorkerConfig::from_value(v.clone()).is_err(), "accepted {v}");
         }
+    }
+
+    #[test]
+    fn postgres_url_flag_overrides_the_adapter() {
+        let fs = AdapterConfig::default();
+        assert_eq!(fs.with_postgres_url(None), fs);
+        let AdapterConfig::Postgres(pg) = fs.with_postgres_url(Some("postgres://h/db")) else {
+            panic!("not postgres")
+        };
+        assert_eq!((pg.url.as_str(), pg.schema.as_str()), ("postgres://h/db", "session_manager"));
+        let stored = AdapterConfig::Postgres(PostgresAdapterConfig {
+            url: "postgres://old/db".into(),
+            max_connections: 3,
+            schema: "mine".into(),
+        });
+        let AdapterConfig::Postgres(pg) = stored.with_postgres_url(Some("postgres://new/db"))
+        else {
+            panic!("not postgres")
+        };
+        assert_eq!(
+            (pg.url.as_str(), pg.max_connections, pg.schema.as_str()),
+            ("postgres://new/db", 3, "mine")
+        );
     }
 
     #[test]

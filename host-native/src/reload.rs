@@ -26,7 +26,8 @@ pub async fn on_config_change(worker: &Worker) -> Result<Value, iii_sdk::Error> 
 /// Applies a fetched config; call with the reload mutex held.
 pub async fn apply(worker: &Worker, config: WorkerConfig) {
     let current = worker.runtime();
-    if current.adapter == config.adapter {
+    let adapter = config.adapter.with_postgres_url(worker.postgres_url.as_deref());
+    if current.adapter == adapter {
         worker.set_limits(config.limits());
         record(worker, None);
         tracing::info!("configuration reloaded: limits swapped");
@@ -36,7 +37,7 @@ pub async fn apply(worker: &Worker, config: WorkerConfig) {
     let before = tokio::task::spawn_blocking(move || old.store.list_metas().unwrap_or_default())
         .await
         .unwrap_or_default();
-    let (adapter, url, sync) = (config.adapter.clone(), worker.url.clone(), worker.sync);
+    let (url, sync) = (worker.url.clone(), worker.sync);
     let local = worker.emitter.clone();
     let built = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync, &local))
         .await

@@ -24,6 +24,8 @@ pub struct Worker {
     pub url: String,
     /// The `--fs-sync` override of the fs adapter's `fsync` key, for runtimes built on reload.
     pub sync: Option<crate::fs::SyncMode>,
+    /// The `--postgres-url` override of the configured adapter, for runtimes built on reload.
+    pub postgres_url: Option<String>,
     runtime: RwLock<Arc<Runtime>>,
     limits: RwLock<Limits>,
     pub locks: SessionLocks,
@@ -61,6 +63,7 @@ impl Worker {
             iii,
             url,
             sync: None,
+            postgres_url: None,
             runtime: RwLock::new(Arc::new(runtime)),
             limits: RwLock::new(limits),
             locks: SessionLocks::default(),
