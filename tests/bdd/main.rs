@@ -37,6 +37,10 @@ fn main() {
                 .given(engine::start_regex(), engine::start_step)
                 .given(engine::topology_regex(), engine::topology_step)
                 .given(engine::engine_only_regex(), engine::engine_only_step);
+            if host::pg_url().is_some() {
+                cucumber = cucumber
+                    .given(engine::postgres_topology_regex(), engine::postgres_topology_step);
+            }
         }
         let writer = runtime.block_on(
             cucumber

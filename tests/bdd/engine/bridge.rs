@@ -66,9 +66,13 @@ pub(super) fn st(w: &mut SessionWorld) -> &mut EngineState {
     w.engine.as_mut().expect("no topology: start with `Given a main engine with …`")
 }
 
-fn instance<'a>(state: &'a EngineState, name: &str) -> &'a Harness {
-    if name == "main" {
+/// `main` / `bridge N` in bridge topologies, `instance N` (1 = the first) in postgres ones.
+pub(super) fn instance<'a>(state: &'a EngineState, name: &str) -> &'a Harness {
+    if name == "main" || name == "instance 1" {
         return &state.harness;
+    }
+    if let Some(n) = name.strip_prefix("instance ").and_then(|n| n.parse::<usize>().ok()) {
+        return &state.peers[n - 2];
     }
     let n: usize = name.strip_prefix("bridge ").and_then(|n| n.parse().ok()).expect("instance");
     &state.peers[n - 1]
@@ -241,7 +245,7 @@ async fn restart_main_engine(w: &mut SessionWorld) {
 /// Appends `n` messages with ids `e_<tag>_<i>` through `h`, retrying each until acknowledged
 /// (the id makes a retry an idempotent replay). Returns the acknowledged ids and how many
 /// attempts answered `session/storage`.
-async fn append_load(
+pub(super) async fn append_load(
     h: &Harness,
     tag: String,
     sid: &str,
@@ -274,7 +278,9 @@ async fn append_load(
     (acked, storage)
 }
 
-async fn load(state: &mut EngineState, n: usize, var: &str, chaos: bool) {
+/// Appends `n` messages through every peer at once; with `chaos`, the main's worker is killed
+/// (SIGKILL) once a third is acknowledged and started again a second later.
+pub(super) async fn load(state: &mut EngineState, n: usize, var: &str, chaos: bool) {
     let sid = state.vars[var].clone();
     let acked_total = AtomicUsize::new(0);
     let (main, peers) = (&mut state.harness, &state.peers);
@@ -326,10 +332,14 @@ fn storage_seen(w: &mut SessionWorld) {
     regex = r#"^the main holds every acknowledged id of "\$\{(\w+)\}" exactly once in one chain$"#
 )]
 async fn one_chain(w: &mut SessionWorld, var: String) {
-    let state = st(w);
-    let sid = state.vars[&var].clone();
+    assert_one_chain(st(w), &var, "main").await;
+}
+
+/// [`one_chain`] read through the named instance.
+pub(super) async fn assert_one_chain(state: &EngineState, var: &str, through: &str) {
+    let sid = state.vars[var].clone();
     let mut acked: Vec<String> = serde_json::from_str(&state.vars["acked"]).expect("acked");
-    let h = &state.harness;
+    let h = instance(state, through);
     let reply = h
         .call("session::messages", json!({"session_id": sid, "limit": 500}), true)
         .await

@@ -1,13 +1,15 @@
 //! `@engine` scenarios: the real worker on a real engine. They need `III_BIN` (path of an `iii`
 //! binary); without it their first steps (`Given a running engine with session-manager`, `… without
 //! session-manager`, `Given a main engine with …`) are not defined, so cucumber reports every engine
-//! scenario as skipped.
+//! scenario as skipped; the postgres topology (`Given 2 engines with session-manager on one
+//! postgres database`) also needs `SESSION_MANAGER_TEST_PG_URL`.
 
 mod bridge;
 mod bridge_atomic;
 mod compose;
 pub mod harness;
 mod live_sync;
+mod postgres;
 mod steps;
 
 use cucumber::codegen::{LocalBoxFuture, Regex};
@@ -65,8 +67,8 @@ pub struct EngineState {
     pub vars: std::collections::HashMap<String, String>,
     /// Handler name → engine trigger id of its binding; the last binding attempt's error.
     pub bindings: std::collections::HashMap<String, String>,
-    /// Bridge topologies: the bridged instances (`bridge 1`, `bridge 2`, …); `harness` is the
-    /// main.
+    /// Bridge topologies: the bridged instances (`bridge 1`, `bridge 2`, …), `harness` being
+    /// the main; postgres topologies: `instance 2`, … (`harness` is `instance 1`).
     pub peers: Vec<harness::Harness>,
     /// Live-sync scenarios: subscribers, the example client, turns streamed.
     pub live: live_sync::Live,
@@ -74,3 +76,4 @@ pub struct EngineState {
 
 pub use bridge::{topology_regex, topology_step};
 pub use compose::{engine_only_regex, engine_only_step};
+pub use postgres::{postgres_topology_regex, postgres_topology_step};
