@@ -17,7 +17,9 @@
 //! of append's p50 to the schema no-op's p50 plus the same round's fdatasync p50.
 //!
 //! With `--bridge-url` (the engine of a session-manager bridged to the one on `--url`) it also
-//! reports `session::append` through the bridge next to the same run's append on the main.
+//! reports `session::append` through the bridge next to the same run's append on the main. With
+//! `--peer-url` (the engine of another instance on the same PostgreSQL database) it reports the
+//! writers' append throughput on one instance, then on both at once.
 //!
 //! `cargo run --release -p session-manager --bin session-load -- --url ws://127.0.0.1:49134`
 
@@ -54,6 +56,10 @@ struct Args {
     /// Engine of a session-manager bridged to the one on `--url`: also measure append through it.
     #[arg(long)]
     bridge_url: Option<String>,
+    /// Engine of another instance on the same database (postgres adapter): also measure append
+    /// throughput of `--writers` on `--url` alone, then on both engines at once (aggregate).
+    #[arg(long)]
+    peer_url: Option<String>,
     /// Repeat the whole measurement this many times; the table shows medians.
     #[arg(long, default_value_t = 1)]
     rounds: usize,
@@ -485,6 +491,37 @@ async fn bridged(iii: &IIIClient, bridge_url: &str, args: &Args) {
     bridge.shutdown_async().await;
 }
 
+/// `--peer-url`: append throughput of the writers on `--url` alone, then of as many writers on
+/// each of the two engines at once (two instances on one database), per round; medians.
+async fn scaled_out(iii: &IIIClient, peer_url: &str, args: &Args) {
+    let peer = connect(peer_url, "session-load-peer");
+    peer.wait_until_registered(Duration::from_secs(10)).await.expect("peer engine");
+    let _ = sequential(&peer, "session::append", 300).await;
+    let cpu = CpuProbe::new(None, None);
+    let (w, window, own) = (args.writers, args.window(), Sessions::OwnEach);
+    let (mut alone, mut both, mut failed) = (Vec::new(), Vec::new(), 0);
+    for _ in 0..args.rounds.max(1) {
+        let one = concurrent(iii, "session::append", w, window, &cpu, own).await;
+        let (a, b) = tokio::join!(
+            concurrent(iii, "session::append", w, window, &cpu, own),
+            concurrent(&peer, "session::append", w, window, &cpu, own)
+        );
+        failed += one.failed + a.failed + b.failed;
+        alone.push(one.rate);
+        both.push(a.rate + b.rate);
+    }
+    let (one, two) = (median(alone), median(both));
+    println!(
+        "\n| session::append, {w} writers per instance, {} s | calls/s | × one instance |",
+        args.window_secs
+    );
+    println!("|---|---|---|");
+    println!("| 1 instance | {one:.0} | 1.00× |");
+    println!("| 2 instances at once (sum) | {two:.0} | {:.2}× |", two / one);
+    println!("\nrounds: {}, medians; failed calls: {failed}", args.rounds.max(1));
+    peer.shutdown_async().await;
+}
+
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
@@ -606,6 +643,9 @@ async fn main() {
     );
     if let Some(bridge_url) = &args.bridge_url {
         bridged(&iii, bridge_url, &args).await;
+    }
+    if let Some(peer_url) = &args.peer_url {
+        scaled_out(&iii, peer_url, &args).await;
     }
     if let Some(listener) = listeners {
         listener.shutdown_async().await;

@@ -30,21 +30,22 @@ pub async fn apply(
 ) -> Result<Applied, StoreError> {
     let sid = changes.session_id.as_str();
     let key = sid.as_bytes();
-    execute(tx, "create the session row", &sql.ensure_row, &[&key]).await?;
-    query(tx, "lock the session row", &sql.lock_row, &[&key]).await?;
-    catch_up(tx, sql, sid, cached).await?;
+    // One round trip: both statements are sent back to back (tokio-postgres pipelines them).
+    let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
+    let (_, locked) = tokio::try_join!(
+        execute(tx, "create the session row", &sql.ensure_row, &by_key),
+        query(tx, "lock the session row", &sql.lock_row, &by_key),
+    )?;
+    let head = locked.first().map(|row| (row.get::<_, i64>(0), row.get::<_, i64>(1)));
+    let fresh = matches!((&*cached, head), (Some(c), Some(h)) if (c.base, c.version) == h);
+    if !fresh {
+        catch_up(tx, sql, sid, cached).await?;
+    }
     let replayed = cached.as_mut().ok_or_else(|| StoreError::Internal("no cached state".into()))?;
     let (log, mut applied) = plan_session_writes_in_place(&mut replayed.state, &changes.writes)?;
     write_attachments(tx, sql, sid, &changes.writes, &mut applied).await?;
-    if let (Some(first), Some(last)) = (applied.changes.first(), applied.changes.last()) {
-        // The outbox row other instances deliver this change set's events from, and their wake-up
-        // (a NOTIFY is sent at commit, and only then).
-        let (first, last) = (first.seq as i64, last.seq as i64);
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
-            [&key, &first, &last, &instance];
-        execute(tx, "record the change in the outbox", &sql.insert_outbox, &params).await?;
-        query(tx, "notify the other instances", super::follow::NOTIFY, &[&sql.schema]).await?;
-    }
+    let seqs = applied.changes.first().zip(applied.changes.last());
+    let seqs = seqs.map(|(first, last)| (first.seq as i64, last.seq as i64));
     let state = &replayed.state;
     let compact = matches!(log, LogChange::Append(_))
         && replayed.chunks + 1 > COMPACT_CHUNKS
@@ -58,13 +59,16 @@ pub async fn apply(
         }
         LogChange::None => {}
         LogChange::Append(records) if !compact => {
-            let n = insert_chunk(tx, sql, key, &jsonl::encode_records(&records)).await?;
-            if replayed.base <= 0 {
-                replayed.base = n;
-            }
+            // The chunk, the row and the outbox in one round trip.
+            let (n, base) = tokio::try_join!(
+                append_chunk(tx, sql, key, &records, state),
+                outbox(tx, sql, key, seqs, instance)
+            )?
+            .0;
+            replayed.base = base;
             replayed.version = n;
             replayed.chunks += 1;
-            update_row(tx, sql, key, replayed).await?;
+            return Ok(applied);
         }
         LogChange::Append(_) | LogChange::Rewrite => {
             execute(tx, "rewrite the session log", &sql.delete_log, &[&key]).await?;
@@ -82,7 +86,49 @@ pub async fn apply(
             }
         }
     }
+    outbox(tx, sql, key, seqs, instance).await?;
     Ok(applied)
+}
+
+/// The outbox row other instances deliver the change set's events from (feed seqs `first..=last`),
+/// and their wake-up (a NOTIFY is sent at commit, and only then); nothing without feed changes.
+async fn outbox(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    key: &[u8],
+    seqs: Option<(i64, i64)>,
+    instance: &str,
+) -> Result<(), StoreError> {
+    let Some((first, last)) = seqs else { return Ok(()) };
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&key, &first, &last, &instance];
+    let schema: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&sql.schema];
+    tokio::try_join!(
+        execute(tx, "record the change in the outbox", &sql.insert_outbox, &params),
+        query(tx, "notify the other instances", super::follow::NOTIFY, &schema),
+    )?;
+    Ok(())
+}
+
+/// Appends one chunk and moves the row onto it in one statement; the chunk's number and the
+/// log's base.
+async fn append_chunk(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    key: &[u8],
+    records: &[session_core::record::Record],
+    state: &SessionState,
+) -> Result<(i64, i64), StoreError> {
+    let bytes = jsonl::encode_records(records);
+    let lines = std::str::from_utf8(&bytes)
+        .map_err(|e| StoreError::Internal(format!("a log chunk is not UTF-8: {e}")))?;
+    let meta = state.meta.as_ref();
+    let text = meta.map(|m| serde_json::to_string(m).unwrap_or_default());
+    let (created, updated) = (meta.map(|m| m.created_at), meta.map(|m| m.updated_at));
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+        [&key, &lines, &text, &created, &updated];
+    let rows = query(tx, "append to the session log", &sql.append_chunk, &params).await?;
+    let row = rows.first().ok_or_else(|| StoreError::Internal("no session row".into()))?;
+    Ok((row.get(0), row.get(1)))
 }
 
 /// The records a snapshot of `state` holds, about.

@@ -82,6 +82,9 @@ pub struct Sql {
     pub lock_row: String,
     /// `$1` sid, `$2` lines → the new chunk's n.
     pub insert_chunk: String,
+    /// `$1` sid, `$2` lines, `$3` meta, `$4` created_at, `$5` updated_at: the chunk appended and
+    /// the row moved onto it → the chunk's n, the log's base.
+    pub append_chunk: String,
     /// `$1` sid.
     pub delete_log: String,
     /// `$1` sid, `$2` base, `$3` version, `$4` chunks, `$5` meta, `$6` created_at, `$7` updated_at.
@@ -159,6 +162,13 @@ impl Sql {
             insert_chunk: format!(
                 "INSERT INTO {s}.log (session_id, n, lines) VALUES ($1, nextval('{s}.log_n'), $2) \
                  RETURNING n"
+            ),
+            append_chunk: format!(
+                "WITH c AS (INSERT INTO {s}.log (session_id, n, lines) \
+                 VALUES ($1, nextval('{s}.log_n'), $2) RETURNING n) \
+                 UPDATE {s}.sessions r SET base = CASE WHEN r.base <= 0 THEN c.n ELSE r.base END, \
+                 version = c.n, chunks = r.chunks + 1, meta = $3, created_at = $4, \
+                 updated_at = $5 FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
             ),
             delete_log: format!("DELETE FROM {s}.log WHERE session_id = $1"),
             update_row: format!(
