@@ -43,7 +43,8 @@ fn main() {
             }));
         }
     }
-    let tests: [(&str, DbTest); 7] = [
+    let tests: [(&str, DbTest); 8] = [
+        ("hot_reload_fs_postgres_fs", hot_reload),
         ("two_instances_deliver_every_event_once", events_across_instances),
         ("migrate_fs_postgres_fs_is_byte_identical", migrate_round_trip),
         ("model_with_restarts_and_two_instances", model),
@@ -589,6 +590,80 @@ fn events_across_instances(url: &str) -> Result<(), String> {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// A worker on fs hot-reloads onto postgres and back: each store serves what was written to it,
+/// subscribers get the resync's events, and a bad postgres config keeps the last good runtime.
+fn hot_reload(url: &str) -> Result<(), String> {
+    use serde_json::json;
+    use session_manager::config::{AdapterConfig, FsAdapterConfig, WorkerConfig};
+    use session_manager::emitter::Emitter;
+    use session_manager::runtime::Runtime;
+    use session_manager::worker::Worker;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let fs = AdapterConfig::Fs(FsAdapterConfig {
+        data_dir: dir.path().to_string_lossy().into_owned(),
+        fsync: session_manager::SyncMode::Never,
+    });
+    let pg = AdapterConfig::Postgres(fresh_config(url));
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let recorder = Arc::new(Recorder::default());
+    let emitter = Emitter::new(recorder.clone());
+    emitter
+        .subscriptions
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .bind(session_core::events::STORE_EVENTS, "feed", "feed", &json!({}))
+        .map_err(|e| e.to_string())?;
+    let runtime = Runtime::build(&fs, "ws://x", None, &emitter)?;
+    let worker =
+        Worker::new(None, "ws://x".into(), runtime, session_core::Limits::default(), emitter);
+    let call = |id: &str, payload: serde_json::Value| -> Result<serde_json::Value, String> {
+        let op = session_core::catalog::operation(id).ok_or("no such op")?;
+        rt.block_on(worker.call(op, payload)).map_err(|e| format!("{id}: {e}"))
+    };
+    let titles = |expect: &[&str]| -> Result<(), String> {
+        let listed = call("session::list", json!({}))?;
+        let mut got: Vec<String> = listed["sessions"]
+            .as_array()
+            .ok_or("no sessions")?
+            .iter()
+            .filter_map(|m| m["title"].as_str().map(String::from))
+            .collect();
+        got.sort();
+        if got != expect {
+            return Err(format!("listed {got:?}, want {expect:?}"));
+        }
+        Ok(())
+    };
+    let config = |adapter: &AdapterConfig| WorkerConfig {
+        adapter: adapter.clone(),
+        ..WorkerConfig::default()
+    };
+    call("session::create", json!({"title": "on fs"}))?;
+    rt.block_on(session_manager::reload::apply(&worker, config(&pg)));
+    if worker.runtime().mode() != "postgres" {
+        return Err(format!("still {} after the reload", worker.runtime().mode()));
+    }
+    titles(&[])?;
+    call("session::create", json!({"title": "on postgres"}))?;
+    titles(&["on postgres"])?;
+    // A database that cannot be reached: the build fails, the postgres runtime stays.
+    let mut unreachable = fresh_config(url);
+    unreachable.url = "postgres://postgres@127.0.0.1:1/postgres".into();
+    rt.block_on(session_manager::reload::apply(
+        &worker,
+        config(&AdapterConfig::Postgres(unreachable)),
+    ));
+    titles(&["on postgres"])?;
+    rt.block_on(session_manager::reload::apply(&worker, config(&fs)));
+    titles(&["on fs"])?;
+    // The resyncs announced the sessions that appeared and disappeared with each swap.
+    let deliveries = recorder.0.lock().unwrap_or_else(|p| p.into_inner()).len();
+    if deliveries < 4 {
+        return Err(format!("only {deliveries} events across two creates and two swaps"));
+    }
+    Ok(())
 }
 
 /// One admin query's rows (first column, as text).
