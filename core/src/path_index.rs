@@ -454,7 +454,7 @@ mod tests {
         current(&s, 6);
         s.clear_entries();
         assert_eq!(s.path_index().broken(), Some(&Broken::Missing("e".into())));
-        s.clear_leaf();
+        s.apply(&crate::record::Record::Leaf { entry_id: None });
         current(&s, 0);
     }
 }

@@ -281,14 +281,6 @@ impl SessionState {
         self.path = PathIndex::build(self.leaf.as_deref(), &self.entries);
     }
 
-    /// Removes the active leaf (a `delete_active_leaf`). A pending legacy append goes with it, as
-    /// with a `leaf` record of no entry: with no leaf it marks nothing, and the snapshot the
-    /// delete rewrites holds no `leaf` line to carry it.
-    pub fn clear_leaf(&mut self) {
-        self.set_leaf(None);
-        self.pending_legacy_append = false;
-    }
-
     /// The active path's index.
     pub fn path_index(&self) -> &PathIndex {
         &self.path

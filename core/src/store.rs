@@ -244,7 +244,9 @@ pub fn plan_session_writes_in_place(
                 None
             }
             Write::DeleteActiveLeaf => {
-                next.clear_leaf();
+                // As a `leaf` record of no entry: the pending legacy append goes with the leaf
+                // (with none it marks nothing, and the rewritten snapshot has no `leaf` line).
+                next.apply(&Record::Leaf { entry_id: None });
                 rewrite = true;
                 None
             }
