@@ -56,7 +56,7 @@ impl Runtime {
                 Ok(Runtime::new(adapter.clone(), store, None, Some(bridge)))
             }
             AdapterConfig::Postgres(config) => {
-                let store = Arc::new(PgStore::open(config)?);
+                let store = Arc::new(PgStore::open(config)?.with_instance(instance_name(own_url)));
                 let publisher = Publisher {
                     emitter: emitter.clone(),
                     handle: tokio::runtime::Handle::try_current().ok(),
@@ -155,6 +155,13 @@ impl Runtime {
             }
         }
     }
+}
+
+/// A postgres instance's lasting name: this host and the engine it serves (one session-manager
+/// per engine), so that a restart is recognised as the same instance.
+fn instance_name(own_url: &str) -> String {
+    let host = rustix::system::uname();
+    format!("{} {own_url}", host.nodename().to_string_lossy())
 }
 
 /// Parses `always` | `group` | `never` (the `--fs-sync` flag).

@@ -508,8 +508,9 @@ fn seen(recorder: &Recorder) -> Vec<(String, u64, String)> {
 }
 
 /// Two workers on one schema, mutations through both: every instance's subscribers receive
-/// every event of every mutation once, whichever instance made it, also after the other
-/// instance's database connections were terminated mid-way.
+/// every event of every mutation once, whichever instance made it, also after the instances'
+/// database connections were terminated mid-way, and also the events committed while instance 1
+/// was stopped (it goes on where it had delivered when it starts again under its name).
 fn events_across_instances(url: &str) -> Result<(), String> {
     use serde_json::json;
     use session_manager::config::AdapterConfig;
@@ -521,41 +522,53 @@ fn events_across_instances(url: &str) -> Result<(), String> {
     let app = config.schema.clone();
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let adapter = AdapterConfig::Postgres(config);
-    let mut workers = Vec::new();
-    for _ in 0..2 {
-        let recorder = Arc::new(Recorder::default());
-        let emitter = Emitter::new(recorder.clone());
+    let recorders = [Arc::new(Recorder::default()), Arc::new(Recorder::default())];
+    // Instance `i` on its own engine URL (its lasting name), recording into `recorders[i]`.
+    let start = |i: usize| -> Result<Worker, String> {
+        let emitter = Emitter::new(recorders[i].clone());
         emitter
             .subscriptions
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .bind(session_core::events::STORE_EVENTS, "feed", "feed", &json!({}))
             .map_err(|e| e.to_string())?;
+        let own = format!("ws://instance-{i}");
         let runtime = rt.block_on(async {
             let (adapter, emitter) = (adapter.clone(), emitter.clone());
-            tokio::task::spawn_blocking(move || Runtime::build(&adapter, "ws://x", None, &emitter))
+            tokio::task::spawn_blocking(move || Runtime::build(&adapter, &own, None, &emitter))
                 .await
         });
         let runtime = runtime.map_err(|e| e.to_string())??;
-        let worker =
-            Worker::new(None, "ws://x".into(), runtime, session_core::Limits::default(), emitter);
-        workers.push((worker, recorder));
-    }
+        let limits = session_core::Limits::default();
+        Ok(Worker::new(None, "ws://x".into(), runtime, limits, emitter))
+    };
+    let mut workers = vec![Some(start(0)?), Some(start(1)?)];
     // Give both followers time to read the outbox head (they deliver what comes after it).
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let call =
-        |at: usize, id: &str, payload: serde_json::Value| -> Result<serde_json::Value, String> {
-            let op = session_core::catalog::operation(id).ok_or("no such op")?;
-            rt.block_on(workers[at].0.call(op, payload)).map_err(|e| format!("{id}: {e}"))
-        };
+    let call = |worker: &Option<Worker>, id: &str, payload: serde_json::Value| {
+        let op = session_core::catalog::operation(id).ok_or("no such op")?;
+        let worker = worker.as_ref().ok_or("that instance is down")?;
+        rt.block_on(worker.call(op, payload)).map_err(|e| format!("{id}: {e}"))
+    };
     let mut expected = 0;
     for round in 0..2 {
-        for at in [0, 1, 0] {
-            let created = call(at, "session::create", json!({"title": format!("t{round}")}))?;
+        // Round 1 runs while instance 1 is down: all through instance 0.
+        let through: [usize; 3] = if round == 0 { [0, 1, 0] } else { [0, 0, 0] };
+        for (k, at) in through.into_iter().enumerate() {
+            let other = if round == 0 { 1 - at } else { 0 };
+            let created = call(&workers[at], "session::create", json!({"title": format!("t{k}")}))?;
             let sid = created["session_id"].as_str().ok_or("no session_id")?.to_string();
             let message = json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
-            call(1 - at, "session::append", json!({"session_id": sid, "message": message}))?;
-            call(at, "session::set-status", json!({"session_id": sid, "status": "working"}))?;
+            call(
+                &workers[other],
+                "session::append",
+                json!({"session_id": sid, "message": message}),
+            )?;
+            call(
+                &workers[at],
+                "session::set-status",
+                json!({"session_id": sid, "status": "working"}),
+            )?;
             expected += 3;
         }
         if round == 0 {
@@ -565,12 +578,17 @@ fn events_across_instances(url: &str) -> Result<(), String> {
             if killed == ["0"] {
                 return Err("no backend to terminate".into());
             }
-            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            // Instance 1 stops (its follower saves how far it delivered) …
+            workers[1] = None;
+            std::thread::sleep(std::time::Duration::from_millis(400));
         }
     }
+    // … and starts again under the same name: it delivers what was committed meanwhile.
+    workers[1] = Some(start(1)?);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let (a, b) = (seen(&workers[0].1), seen(&workers[1].1));
+        let (a, b) = (seen(&recorders[0]), seen(&recorders[1]));
         if a.len() >= expected && b.len() >= expected {
             let mut once = a.clone();
             once.dedup();

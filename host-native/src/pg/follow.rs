@@ -5,7 +5,10 @@
 //! the last one seen, plus ids skipped on the way that a slower transaction may still commit
 //! (kept 30 s). Per session it delivers the feed's changes from the last seq it delivered, so a
 //! row read twice delivers nothing twice, and after a dropped connection it reconnects and goes
-//! on from where it was: nothing acknowledged is missed while the instance runs.
+//! on from where it was. It saves how far it has delivered in `followers` under the instance's
+//! name, so a restarted instance (same name: host and engine URL) delivers what was committed
+//! while it was down, and what it had delivered just before it died possibly once more (at least
+//! once); a first start begins at the outbox's head.
 //!
 //! Each change becomes its event again: the seed's six types from the change's payload (the
 //! event payload itself), a `session::message-delta` as the `session::message-updated` it fired,
@@ -95,6 +98,8 @@ struct Position {
     holes: BTreeMap<i64, Instant>,
     /// Per session, the last seq delivered.
     delivered: HashMap<String, u64>,
+    /// The cursor last saved in `followers`.
+    saved: Option<i64>,
     last_trim: Option<Instant>,
 }
 
@@ -130,7 +135,7 @@ async fn follow(
     stop: &AtomicBool,
     position: &mut Position,
 ) -> Result<(), String> {
-    let (client, mut connection) = config.connect(NoTls).await.map_err(|e| e.to_string())?;
+    let (client, mut connection) = config.connect(NoTls).await.map_err(|e| db_text(&e))?;
     let (wake, mut woken) = tokio::sync::mpsc::unbounded_channel();
     let ours = schema.to_string();
     tokio::spawn(async move {
@@ -144,11 +149,24 @@ async fn follow(
             }
         }
     });
-    client.batch_execute(&format!("LISTEN {CHANNEL}")).await.map_err(|e| e.to_string())?;
+    client.batch_execute(&format!("LISTEN {CHANNEL}")).await.map_err(|e| db_text(&e))?;
     if position.cursor.is_none() {
-        let Some(sql) = store.upgrade().map(|s| s.sql.clone()) else { return Ok(()) };
-        let head = client.query_one(&sql.outbox_head, &[]).await.map_err(|e| e.to_string())?;
-        position.cursor = Some(head.get(0));
+        // Where this instance had delivered up to (a restart), else the outbox's head.
+        let Some(store) = store.upgrade() else { return Ok(()) };
+        let (sql, me) = (store.sql.clone(), store.instance.clone());
+        drop(store);
+        let saved =
+            client.query_opt(&sql.follower_cursor, &[&me]).await.map_err(|e| db_text(&e))?;
+        let cursor = match saved {
+            Some(row) => row.get(0),
+            None => client.query_one(&sql.outbox_head, &[]).await.map_err(|e| db_text(&e))?.get(0),
+        };
+        position.cursor = Some(cursor);
+        position.saved = Some(cursor);
+        client
+            .execute(&sql.save_follower_cursor, &[&me, &cursor])
+            .await
+            .map_err(|e| db_text(&e))?;
     }
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -156,10 +174,20 @@ async fn follow(
         }
         let Some(store) = store.upgrade() else { return Ok(()) };
         let events = read(&client, &store, position).await?;
-        drop(store);
         if !events.is_empty() {
             publisher.publish(events).await;
         }
+        // Everything up to here is delivered: a restart goes on after it (below any hole).
+        let done = position.holes.keys().next().map_or(position.cursor, |hole| Some(hole - 1));
+        if done != position.saved {
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&store.instance, &done];
+            client
+                .execute(&store.sql.save_follower_cursor, &params)
+                .await
+                .map_err(|e| db_text(&e))?;
+            position.saved = done;
+        }
+        drop(store);
         tokio::select! {
             woke = woken.recv() => {
                 if woke.is_none() {
@@ -184,11 +212,11 @@ async fn read(
     position.holes.retain(|_, since| now.duration_since(*since) < HOLE_TTL);
     if position.last_trim.is_none_or(|t| now.duration_since(t) > Duration::from_secs(60)) {
         position.last_trim = Some(now);
-        client.execute(&sql.trim_outbox, &[]).await.map_err(|e| e.to_string())?;
+        client.execute(&sql.trim_outbox, &[]).await.map_err(|e| db_text(&e))?;
     }
     let cursor = position.cursor.unwrap_or(0);
     let holes: Vec<i64> = position.holes.keys().copied().collect();
-    let rows = client.query(&sql.follow, &[&cursor, &holes]).await.map_err(|e| e.to_string())?;
+    let rows = client.query(&sql.follow, &[&cursor, &holes]).await.map_err(|e| db_text(&e))?;
     let mut events = Vec::new();
     let mut newest = cursor;
     for row in rows {
@@ -247,4 +275,12 @@ fn event_of(store: &PgStore, sid: &str, change: &Change) -> Option<SessionEvent>
         origin: None,
         timestamp: change.timestamp,
     }))
+}
+
+/// A database error with the server's message (`Display` of tokio-postgres says only "db error").
+fn db_text(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{e}: {}", db.message()),
+        None => e.to_string(),
+    }
 }

@@ -41,7 +41,8 @@ pub struct PgStore {
     db: Db,
     sql: Arc<Sql>,
     cache: Cache,
-    /// This instance in the outbox (a fresh id per process: its own rows it does not deliver).
+    /// This instance in the outbox and among the followers: its own rows it does not deliver, and
+    /// a restarted instance goes on from where it had delivered (`with_instance`; else a fresh id).
     instance: String,
     /// For the follower's LISTEN connection.
     pg_config: tokio_postgres::Config,
@@ -70,6 +71,13 @@ impl PgStore {
             instance: uuid::Uuid::new_v4().to_string(),
             pg_config,
         })
+    }
+
+    /// Names this instance for good (its host and engine URL, say), instead of a fresh id: its
+    /// follower then resumes after a restart where the previous run had delivered.
+    pub fn with_instance(mut self, instance: String) -> Self {
+        self.instance = instance;
+        self
     }
 
     /// The PostgreSQL schema this store keeps its tables in.

@@ -7,8 +7,9 @@
 //! log as the fs store would write it, one chunk per change set: the same v1.0.32 lines), the
 //! `log_n` sequence that numbers chunks across every session, `attachments`, and (version 2) the
 //! `outbox`: one row per change set that recorded feed changes (session, seq range, instance),
-//! written in the change set's transaction, which other instances follow (`follow.rs`). Ids are `bytea`:
-//! a session or attachment id may hold any character, NUL included.
+//! written in the change set's transaction, which other instances follow (`follow.rs`), and
+//! (version 3) `followers`: how far each instance has delivered, so a restarted one goes on
+//! there. Ids are `bytea`: a session or attachment id may hold any character, NUL included.
 
 use session_core::StoreError;
 use tokio_postgres::Client;
@@ -16,7 +17,7 @@ use tokio_postgres::Client;
 use super::db::db_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// Migration `i` brings the schema from version `i` to `i + 1`; `{s}` stands for the schema.
 const MIGRATIONS: &[&str] = &[
@@ -57,6 +58,13 @@ CREATE TABLE {s}.outbox (
     instance text NOT NULL
 );
 CREATE INDEX outbox_at ON {s}.outbox (at);
+"#,
+    r#"
+CREATE TABLE {s}.followers (
+    instance text PRIMARY KEY,
+    cursor bigint NOT NULL,
+    at timestamptz NOT NULL DEFAULT now()
+);
 "#,
 ];
 
@@ -115,6 +123,10 @@ pub struct Sql {
     pub trim_outbox: String,
     /// → the newest outbox id (0 when empty).
     pub outbox_head: String,
+    /// `$1` instance → the outbox id it had delivered up to.
+    pub follower_cursor: String,
+    /// `$1` instance, `$2` cursor.
+    pub save_follower_cursor: String,
     /// `$1` sid, `$2` aid → meta, bytes.
     pub attachment: String,
     /// `$1` sid, `$2` aid → meta.
@@ -199,6 +211,11 @@ impl Sql {
             ),
             trim_outbox: format!("DELETE FROM {s}.outbox WHERE at < now() - interval '1 hour'"),
             outbox_head: format!("SELECT coalesce(max(id), 0) FROM {s}.outbox"),
+            follower_cursor: format!("SELECT cursor FROM {s}.followers WHERE instance = $1"),
+            save_follower_cursor: format!(
+                "INSERT INTO {s}.followers (instance, cursor) VALUES ($1, $2) \
+                 ON CONFLICT (instance) DO UPDATE SET cursor = EXCLUDED.cursor, at = now()"
+            ),
             attachment: format!(
                 "SELECT meta, bytes FROM {s}.attachments WHERE session_id = $1 AND attachment_id = $2"
             ),

@@ -12,7 +12,7 @@ use cucumber::step::Context;
 use cucumber::{then, when};
 use serde_json::json;
 
-use super::bridge::{append_load, assert_one_chain, load, st};
+use super::bridge::{append_load, assert_one_chain, instance, load, st};
 use super::harness::Harness;
 use super::{engine_state, EngineState, III_BIN};
 use crate::world::SessionWorld;
@@ -129,4 +129,27 @@ async fn appends_while_killed(w: &mut SessionWorld, n: usize, var: String) {
 )]
 async fn holds_one_chain(w: &mut SessionWorld, through: String, var: String) {
     assert_one_chain(st(w), &var, &through).await;
+}
+
+/// At least once: a restarted instance delivers what was committed while it was down, and may
+/// deliver again what it had delivered just before it was killed.
+#[then(regex = r#"^on "([^"]+)" handler "([^"]+)" received every acknowledged id at least once$"#)]
+async fn received_every_acked(w: &mut SessionWorld, name: String, handler: String) {
+    let state = st(w);
+    let acked: Vec<String> = serde_json::from_str(&state.vars["acked"]).expect("acked");
+    let h = instance(state, &name);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let got: std::collections::HashSet<String> = h
+            .received(&handler)
+            .iter()
+            .filter_map(|v| v["entry_id"].as_str().map(String::from))
+            .collect();
+        let missing: Vec<&String> = acked.iter().filter(|id| !got.contains(*id)).collect();
+        if missing.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{name}: {handler} never received {missing:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
