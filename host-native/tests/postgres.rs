@@ -542,7 +542,7 @@ fn events_across_instances(url: &str) -> Result<(), String> {
         let limits = session_core::Limits::default();
         Ok(Worker::new(None, "ws://x".into(), runtime, limits, emitter))
     };
-    let mut workers = vec![Some(start(0)?), Some(start(1)?)];
+    let mut workers = [Some(start(0)?), Some(start(1)?)];
     // Give both followers time to read the outbox head (they deliver what comes after it).
     std::thread::sleep(std::time::Duration::from_millis(300));
     let call = |worker: &Option<Worker>, id: &str, payload: serde_json::Value| {
