@@ -34,6 +34,8 @@ pub const CHANNEL: &str = "session_manager_outbox";
 pub const NOTIFY: &str = "SELECT pg_notify('session_manager_outbox', $1)";
 /// How long an id skipped by the cursor may still commit.
 const HOLE_TTL: Duration = Duration::from_secs(30);
+/// The widest run of skipped ids the follower keeps waiting for.
+const MAX_GAP: i64 = 1024;
 /// The poll that covers a lost wake-up.
 const POLL: Duration = Duration::from_millis(250);
 
@@ -222,8 +224,12 @@ async fn read(
     for row in rows {
         let id: i64 = row.get(0);
         if id > newest {
-            for skipped in newest + 1..id {
-                position.holes.insert(skipped, now);
+            // A wide gap is rows trimmed away (an instance back after long), not transactions
+            // still in flight: only narrow ones are worth waiting for.
+            if id - newest <= MAX_GAP {
+                for skipped in newest + 1..id {
+                    position.holes.insert(skipped, now);
+                }
             }
             newest = id;
         } else {
