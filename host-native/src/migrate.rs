@@ -47,8 +47,7 @@ impl End {
                 url: place.into(),
                 max_connections: 2,
                 schema: schema.into(),
-            }
-            .validated()?;
+            };
             Ok(End::Postgres(Box::new(PgStore::open(&config)?)))
         } else {
             let dir = resolve_data_dir(place);

@@ -4,7 +4,7 @@
 //! log chunk — or, for deletions and compaction, the snapshot that replaces the log — the row
 //! and the attachments, record the change set's feed seqs in the outbox, and commit.
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::{GenericClient, Transaction};
 use session_core::jsonl;
 use session_core::record::SessionState;
 use session_core::store::{plan_session_writes_in_place, Applied, ChangeSet, LogChange, Write};
@@ -12,7 +12,7 @@ use session_core::wire::AttachmentMeta;
 use session_core::StoreError;
 
 use super::cache::{catch_up, Replayed};
-use super::db::{execute, query};
+use super::db::{db_error, execute, query};
 use super::schema::Sql;
 
 /// A log whose chunks outnumber both this and the records of its snapshot is rewritten as that
@@ -30,14 +30,8 @@ pub async fn apply(
 ) -> Result<Applied, StoreError> {
     let sid = changes.session_id.as_str();
     let key = sid.as_bytes();
-    // One round trip: both statements are sent back to back (tokio-postgres pipelines them).
-    let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
-    let (_, locked) = tokio::try_join!(
-        execute(tx, "create the session row", &sql.ensure_row, &by_key),
-        query(tx, "lock the session row", &sql.lock_row, &by_key),
-    )?;
-    let head = locked.first().map(|row| (row.get::<_, i64>(0), row.get::<_, i64>(1)));
-    let fresh = matches!((&*cached, head), (Some(c), Some(h)) if (c.base, c.version) == h);
+    let head = lock_row(tx, sql, key).await?;
+    let fresh = matches!(&*cached, Some(c) if (c.base, c.version) == head);
     if !fresh {
         catch_up(tx, sql, sid, cached).await?;
     }
@@ -54,8 +48,7 @@ pub async fn apply(
         LogChange::None if replayed.version <= 0 => {
             // Attachments only, on a session with no log: no row needed.
             execute(tx, "drop the session row", &sql.delete_row, &[&key]).await?;
-            *replayed =
-                Replayed { base: -1, version: -1, chunks: 0, state: SessionState::default() };
+            *replayed = Replayed::none();
         }
         LogChange::None => {}
         LogChange::Append(records) if !compact => {
@@ -70,24 +63,70 @@ pub async fn apply(
             replayed.chunks += 1;
             return Ok(applied);
         }
-        LogChange::Append(_) | LogChange::Rewrite => {
-            execute(tx, "rewrite the session log", &sql.delete_log, &[&key]).await?;
-            if state.is_empty() {
-                execute(tx, "drop the session row", &sql.delete_row, &[&key]).await?;
-                replayed.base = -1;
-                replayed.version = -1;
-                replayed.chunks = 0;
-            } else {
-                let n = insert_chunk(tx, sql, key, &jsonl::encode_snapshot(state)).await?;
-                replayed.base = n;
-                replayed.version = n;
-                replayed.chunks = 1;
-                update_row(tx, sql, key, replayed).await?;
-            }
-        }
+        LogChange::Append(_) | LogChange::Rewrite => rewrite_log(tx, sql, key, replayed).await?,
     }
     outbox(tx, sql, key, seqs, instance).await?;
     Ok(applied)
+}
+
+/// Makes sure the session's row exists and locks it until the transaction ends; the log position
+/// it names. Both statements are prepared first, then sent back to back in one round trip
+/// (tokio-postgres pipelines them, in the order they are polled): so the lock always runs after
+/// the insert, also on a connection that has not prepared them yet.
+pub(super) async fn lock_row(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    key: &[u8],
+) -> Result<(i64, i64), StoreError> {
+    let fail = |e: tokio_postgres::Error| db_error("lock the session row", &e);
+    let (ensure, lock) =
+        tokio::try_join!(tx.prepare_cached(&sql.ensure_row), tx.prepare_cached(&sql.lock_row))
+            .map_err(fail)?;
+    let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
+    let (_, locked) =
+        tokio::try_join!(tx.execute(&ensure, &by_key), tx.query(&lock, &by_key)).map_err(fail)?;
+    let row = locked.first().ok_or_else(|| StoreError::Internal("no session row".into()))?;
+    Ok((row.get(0), row.get(1)))
+}
+
+/// Replaces the session's log with the snapshot of `replayed`'s state as its one chunk (deletions,
+/// compaction, `migrate`), or removes the row when the state is empty; `replayed` follows.
+pub(super) async fn rewrite_log(
+    tx: &Transaction<'_>,
+    sql: &Sql,
+    key: &[u8],
+    replayed: &mut Replayed,
+) -> Result<(), StoreError> {
+    execute(tx, "rewrite the session log", &sql.delete_log, &[&key]).await?;
+    if replayed.state.is_empty() {
+        execute(tx, "drop the session row", &sql.delete_row, &[&key]).await?;
+        *replayed = Replayed { state: std::mem::take(&mut replayed.state), ..Replayed::none() };
+        return Ok(());
+    }
+    let snapshot = jsonl::encode_snapshot(&replayed.state);
+    let rows = query(tx, "write the snapshot", &sql.insert_chunk, &[&key, &chunk_text(&snapshot)?])
+        .await?;
+    let n =
+        rows.first().map(|row| row.get(0)).ok_or_else(|| StoreError::Internal("no n".into()))?;
+    (replayed.base, replayed.version, replayed.chunks) = (n, n, 1);
+    let (meta, created, updated) = meta_columns(&replayed.state);
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
+        [&key, &n, &n, &1i64, &meta, &created, &updated];
+    execute(tx, "update the session row", &sql.update_row, &params).await?;
+    Ok(())
+}
+
+/// A chunk's lines as text (the codec writes JSON, always UTF-8).
+fn chunk_text(bytes: &[u8]) -> Result<&str, StoreError> {
+    std::str::from_utf8(bytes)
+        .map_err(|e| StoreError::Internal(format!("a log chunk is not UTF-8: {e}")))
+}
+
+/// The row's meta columns: the meta as JSON text and the two list keys.
+fn meta_columns(state: &SessionState) -> (Option<String>, Option<i64>, Option<i64>) {
+    let meta = state.meta.as_ref();
+    let text = meta.map(|m| serde_json::to_string(m).unwrap_or_default());
+    (text, meta.map(|m| m.created_at), meta.map(|m| m.updated_at))
 }
 
 /// The outbox row other instances deliver the change set's events from (feed seqs `first..=last`),
@@ -119,11 +158,8 @@ async fn append_chunk(
     state: &SessionState,
 ) -> Result<(i64, i64), StoreError> {
     let bytes = jsonl::encode_records(records);
-    let lines = std::str::from_utf8(&bytes)
-        .map_err(|e| StoreError::Internal(format!("a log chunk is not UTF-8: {e}")))?;
-    let meta = state.meta.as_ref();
-    let text = meta.map(|m| serde_json::to_string(m).unwrap_or_default());
-    let (created, updated) = (meta.map(|m| m.created_at), meta.map(|m| m.updated_at));
+    let lines = chunk_text(&bytes)?;
+    let (text, created, updated) = meta_columns(state);
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
         [&key, &lines, &text, &created, &updated];
     let rows = query(tx, "append to the session log", &sql.append_chunk, &params).await?;
@@ -134,35 +170,6 @@ async fn append_chunk(
 /// The records a snapshot of `state` holds, about.
 fn snapshot_size(state: &SessionState) -> i64 {
     (state.entries.len() + state.feed.kept().count() + 2) as i64
-}
-
-/// Appends one chunk to the session's log; its number.
-pub(super) async fn insert_chunk(
-    tx: &Transaction<'_>,
-    sql: &Sql,
-    key: &[u8],
-    lines: &[u8],
-) -> Result<i64, StoreError> {
-    let lines = std::str::from_utf8(lines)
-        .map_err(|e| StoreError::Internal(format!("a log chunk is not UTF-8: {e}")))?;
-    let rows = query(tx, "append to the session log", &sql.insert_chunk, &[&key, &lines]).await?;
-    rows.first().map(|row| row.get(0)).ok_or_else(|| StoreError::Internal("no chunk number".into()))
-}
-
-/// Sets the row of the session `replayed` holds: its log position, meta and list keys.
-pub(super) async fn update_row(
-    tx: &Transaction<'_>,
-    sql: &Sql,
-    key: &[u8],
-    replayed: &Replayed,
-) -> Result<(), StoreError> {
-    let meta = replayed.state.meta.as_ref();
-    let text = meta.map(|m| serde_json::to_string(m).unwrap_or_default());
-    let (created, updated) = (meta.map(|m| m.created_at), meta.map(|m| m.updated_at));
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
-        [&key, &replayed.base, &replayed.version, &replayed.chunks, &text, &created, &updated];
-    execute(tx, "update the session row", &sql.update_row, &params).await?;
-    Ok(())
 }
 
 async fn write_attachments(

@@ -26,7 +26,7 @@ pub struct Replayed {
 
 impl Replayed {
     /// A session with no row: nothing stored.
-    fn none() -> Replayed {
+    pub fn none() -> Replayed {
         Replayed { base: -1, version: -1, chunks: 0, state: SessionState::default() }
     }
 }

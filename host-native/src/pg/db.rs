@@ -40,17 +40,35 @@ impl std::fmt::Debug for Db {
     }
 }
 
-/// A database failure as the store reports it (`session/storage` to the caller).
-pub fn db_error(action: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Io(format!("postgres: {action}: {e}"))
+/// A database failure as the store reports it (`session/storage` to the caller), with its causes.
+pub fn db_error(action: &str, e: &dyn std::error::Error) -> StoreError {
+    StoreError::Io(format!("postgres: {action}: {}", with_causes(e)))
+}
+
+/// An error and its causes: tokio-postgres keeps the server's message and the OS error in
+/// `source()`, which its `Display` leaves out ("db error", "error connecting to server").
+pub fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// A call the database did not answer in time (or a store already closed).
+fn no_answer(detail: &str) -> StoreError {
+    StoreError::Io(format!("postgres: no answer: {detail}"))
 }
 
 impl Db {
-    /// A pool of at most `max_connections` to `url`. Connects lazily: an unreachable database is
-    /// an error of each call, not of this.
-    pub fn new(url: &str, max_connections: usize) -> Result<Db, String> {
-        let pg_config: tokio_postgres::Config =
-            url.parse().map_err(|e| format!("postgres adapter: bad url: {e}"))?;
+    /// A pool of at most `max_connections` to the database of `pg_config`. Connects lazily: an
+    /// unreachable database is an error of each call, not of this.
+    pub fn new(pg_config: tokio_postgres::Config, max_connections: usize) -> Result<Db, String> {
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("session-postgres")
@@ -94,20 +112,20 @@ impl Db {
         let pool = self.pool.clone();
         let (tx, rx) = mpsc::sync_channel(1);
         let Some(io) = &self.io else {
-            return Err(db_error("connect", "the store is closed"));
+            return Err(no_answer("the store is closed"));
         };
         io.spawn(async move {
             let answer = match pool.get().await {
                 Ok(client) => match tokio::time::timeout(CALL_TIMEOUT, job(client)).await {
                     Ok(answer) => answer,
-                    Err(_) => Err(db_error("no answer", format!("within {CALL_TIMEOUT:?}"))),
+                    Err(_) => Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))),
                 },
-                Err(e) => Err(db_error("connect", e)),
+                Err(e) => Err(db_error("connect", &e)),
             };
             let _ = tx.send(answer);
         });
         rx.recv_timeout(CALL_TIMEOUT * 2)
-            .unwrap_or_else(|_| Err(db_error("no answer", format!("within {CALL_TIMEOUT:?}"))))
+            .unwrap_or_else(|_| Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))))
     }
 }
 
@@ -122,8 +140,8 @@ pub async fn query(
     sql: &str,
     params: Params<'_>,
 ) -> Result<Vec<Row>, StoreError> {
-    let statement = client.prepare_cached(sql).await.map_err(|e| db_error(action, e))?;
-    client.query(&statement, params).await.map_err(|e| db_error(action, e))
+    let statement = client.prepare_cached(sql).await.map_err(|e| db_error(action, &e))?;
+    client.query(&statement, params).await.map_err(|e| db_error(action, &e))
 }
 
 /// [`query`] for a statement that returns no rows; the rows it changed.
@@ -133,6 +151,6 @@ pub async fn execute(
     sql: &str,
     params: Params<'_>,
 ) -> Result<u64, StoreError> {
-    let statement = client.prepare_cached(sql).await.map_err(|e| db_error(action, e))?;
-    client.execute(&statement, params).await.map_err(|e| db_error(action, e))
+    let statement = client.prepare_cached(sql).await.map_err(|e| db_error(action, &e))?;
+    client.execute(&statement, params).await.map_err(|e| db_error(action, &e))
 }

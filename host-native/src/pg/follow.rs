@@ -25,6 +25,7 @@ use session_core::wire::{Change, MessageDelta, MessageUpdatedEvent, SessionEntry
 use session_core::{Emitted, Store};
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
+use super::db::with_causes;
 use super::PgStore;
 use crate::emitter::Emitter;
 
@@ -137,7 +138,7 @@ async fn follow(
     stop: &AtomicBool,
     position: &mut Position,
 ) -> Result<(), String> {
-    let (client, mut connection) = config.connect(NoTls).await.map_err(|e| db_text(&e))?;
+    let (client, mut connection) = config.connect(NoTls).await.map_err(|e| with_causes(&e))?;
     let (wake, mut woken) = tokio::sync::mpsc::unbounded_channel();
     let ours = schema.to_string();
     tokio::spawn(async move {
@@ -151,24 +152,26 @@ async fn follow(
             }
         }
     });
-    client.batch_execute(&format!("LISTEN {CHANNEL}")).await.map_err(|e| db_text(&e))?;
+    client.batch_execute(&format!("LISTEN {CHANNEL}")).await.map_err(|e| with_causes(&e))?;
     if position.cursor.is_none() {
         // Where this instance had delivered up to (a restart), else the outbox's head.
         let Some(store) = store.upgrade() else { return Ok(()) };
         let (sql, me) = (store.sql.clone(), store.instance.clone());
         drop(store);
         let saved =
-            client.query_opt(&sql.follower_cursor, &[&me]).await.map_err(|e| db_text(&e))?;
+            client.query_opt(&sql.follower_cursor, &[&me]).await.map_err(|e| with_causes(&e))?;
         let cursor = match saved {
             Some(row) => row.get(0),
-            None => client.query_one(&sql.outbox_head, &[]).await.map_err(|e| db_text(&e))?.get(0),
+            None => {
+                client.query_one(&sql.outbox_head, &[]).await.map_err(|e| with_causes(&e))?.get(0)
+            }
         };
         position.cursor = Some(cursor);
         position.saved = Some(cursor);
         client
             .execute(&sql.save_follower_cursor, &[&me, &cursor])
             .await
-            .map_err(|e| db_text(&e))?;
+            .map_err(|e| with_causes(&e))?;
     }
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -186,7 +189,7 @@ async fn follow(
             client
                 .execute(&store.sql.save_follower_cursor, &params)
                 .await
-                .map_err(|e| db_text(&e))?;
+                .map_err(|e| with_causes(&e))?;
             position.saved = done;
         }
         drop(store);
@@ -214,11 +217,11 @@ async fn read(
     position.holes.retain(|_, since| now.duration_since(*since) < HOLE_TTL);
     if position.last_trim.is_none_or(|t| now.duration_since(t) > Duration::from_secs(60)) {
         position.last_trim = Some(now);
-        client.execute(&sql.trim_outbox, &[]).await.map_err(|e| db_text(&e))?;
+        client.execute(&sql.trim_outbox, &[]).await.map_err(|e| with_causes(&e))?;
     }
     let cursor = position.cursor.unwrap_or(0);
     let holes: Vec<i64> = position.holes.keys().copied().collect();
-    let rows = client.query(&sql.follow, &[&cursor, &holes]).await.map_err(|e| db_text(&e))?;
+    let rows = client.query(&sql.follow, &[&cursor, &holes]).await.map_err(|e| with_causes(&e))?;
     let mut events = Vec::new();
     let mut newest = cursor;
     for row in rows {
@@ -281,12 +284,4 @@ fn event_of(store: &PgStore, sid: &str, change: &Change) -> Option<SessionEvent>
         origin: None,
         timestamp: change.timestamp,
     }))
-}
-
-/// A database error with the server's message (`Display` of tokio-postgres says only "db error").
-fn db_text(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{e}: {}", db.message()),
-        None => e.to_string(),
-    }
 }

@@ -3,14 +3,13 @@
 //! in one transaction under the session row's lock.
 
 use deadpool_postgres::Transaction;
-use session_core::jsonl;
 use session_core::record::SessionState;
 use session_core::wire::AttachmentMeta;
 use session_core::StoreError;
 
-use super::apply::{insert_chunk, put_attachment, update_row};
+use super::apply::{lock_row, put_attachment, rewrite_log};
 use super::cache::{lock, Replayed};
-use super::db::{db_error, execute, query};
+use super::db::{db_error, execute};
 use super::schema::Sql;
 use super::PgStore;
 
@@ -27,9 +26,9 @@ impl PgStore {
         guard.take();
         let (sql, key) = (self.sql.clone(), sid.as_bytes().to_vec());
         self.db.run(move |mut client| async move {
-            let tx = client.transaction().await.map_err(|e| db_error("begin", e))?;
+            let tx = client.transaction().await.map_err(|e| db_error("begin", &e))?;
             replace(&tx, &sql, &key, state, &attachments).await?;
-            tx.commit().await.map_err(|e| db_error("commit", e))
+            tx.commit().await.map_err(|e| db_error("commit", &e))
         })
     }
 }
@@ -41,17 +40,9 @@ async fn replace(
     state: SessionState,
     attachments: &[(AttachmentMeta, Vec<u8>)],
 ) -> Result<(), StoreError> {
-    execute(tx, "create the session row", &sql.ensure_row, &[&key]).await?;
-    query(tx, "lock the session row", &sql.lock_row, &[&key]).await?;
-    execute(tx, "replace the session log", &sql.delete_log, &[&key]).await?;
+    lock_row(tx, sql, key).await?;
     execute(tx, "replace the attachments", &sql.delete_attachments, &[&key]).await?;
-    if state.is_empty() {
-        execute(tx, "drop the session row", &sql.delete_row, &[&key]).await?;
-    } else {
-        let n = insert_chunk(tx, sql, key, &jsonl::encode_snapshot(&state)).await?;
-        let replayed = Replayed { base: n, version: n, chunks: 1, state };
-        update_row(tx, sql, key, &replayed).await?;
-    }
+    rewrite_log(tx, sql, key, &mut Replayed { state, ..Replayed::none() }).await?;
     for (meta, bytes) in attachments {
         put_attachment(tx, sql, key, meta, bytes).await?;
     }

@@ -18,7 +18,7 @@ use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::record::SessionState;
 use session_core::store::{Applied, ChangeSet};
-use session_core::wire::{AttachmentMeta, FeedPage, ListOrder, SessionEntry, SessionMeta};
+use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Store, StoreError};
 use tokio_postgres::Row;
 
@@ -52,18 +52,13 @@ impl PgStore {
     /// Connects to `config.url` and migrates `config.schema` (creating it when missing). Fails
     /// when the database cannot be reached or its schema is newer than this build.
     pub fn open(config: &PostgresAdapterConfig) -> Result<PgStore, String> {
-        if !valid_schema_name(&config.schema) {
-            return Err(format!(
-                "postgres adapter: schema {:?} is not a plain lowercase identifier",
-                config.schema
-            ));
-        }
-        let db = Db::new(&config.url, config.max_connections)?;
+        let config = config.clone().validated()?;
+        let pg_config: tokio_postgres::Config =
+            config.url.parse().map_err(|e| format!("postgres adapter: bad url: {e}"))?;
+        let db = Db::new(pg_config.clone(), config.max_connections)?;
         let schema = config.schema.clone();
         db.run(move |mut client| async move { schema::migrate(&mut client, &schema).await })
             .map_err(|e| format!("postgres adapter: {e}"))?;
-        let pg_config =
-            config.url.parse().map_err(|e| format!("postgres adapter: bad url: {e}"))?;
         Ok(PgStore {
             db,
             sql: Arc::new(Sql::new(&config.schema)),
@@ -237,9 +232,9 @@ impl Store for PgStore {
         let instance = self.instance.clone();
         let mut cached = guard.take();
         let result = self.db.run(move |mut client| async move {
-            let tx = client.transaction().await.map_err(|e| db_error("begin", e))?;
+            let tx = client.transaction().await.map_err(|e| db_error("begin", &e))?;
             let applied = apply::apply(&tx, &sql, &instance, &changes, &mut cached).await?;
-            tx.commit().await.map_err(|e| db_error("commit", e))?;
+            tx.commit().await.map_err(|e| db_error("commit", &e))?;
             Ok((applied, cached))
         });
         // On an error the cached state may be half planned: it stays dropped (replayed again).
@@ -273,27 +268,12 @@ impl Store for PgStore {
         let mut after = query.after.map(|(key, sid)| (key, sid.to_string()));
         let batch = query.limit.clamp(1, 500) as i64;
         while page.len() < query.limit {
-            let order = query.order;
-            let metas = match &after {
-                None => self.rows(
-                    move |s| match order {
-                        ListOrder::CreatedAsc => &s.first_created_asc,
-                        ListOrder::CreatedDesc => &s.first_created_desc,
-                        ListOrder::UpdatedDesc => &s.first_updated_desc,
-                    },
-                    vec![Param::Int(batch)],
-                    meta_of,
-                )?,
-                Some((key, sid)) => self.rows(
-                    move |s| match order {
-                        ListOrder::CreatedAsc => &s.page_created_asc,
-                        ListOrder::CreatedDesc => &s.page_created_desc,
-                        ListOrder::UpdatedDesc => &s.page_updated_desc,
-                    },
-                    vec![Param::Int(*key), Param::id(sid), Param::Int(batch)],
-                    meta_of,
-                )?,
+            let (order, from) = (query.order, after.is_some());
+            let params = match &after {
+                None => vec![Param::Int(batch)],
+                Some((key, sid)) => vec![Param::Int(*key), Param::id(sid), Param::Int(batch)],
             };
+            let metas = self.rows(move |s| s.list_page(order, from), params, meta_of)?;
             let Some(last) = metas.last() else { break };
             after =
                 Some((session_core::meta_order::sort_key(last, order), last.session_id.clone()));

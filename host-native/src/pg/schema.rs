@@ -11,6 +11,7 @@
 //! (version 3) `followers`: how far each instance has delivered, so a restarted one goes on
 //! there. Ids are `bytea`: a session or attachment id may hold any character, NUL included.
 
+use session_core::wire::ListOrder;
 use session_core::StoreError;
 use tokio_postgres::Client;
 
@@ -142,6 +143,18 @@ pub struct Sql {
 }
 
 impl Sql {
+    /// The list page statement of `order`: the first page, or one after a position (`after`).
+    pub fn list_page(&self, order: ListOrder, after: bool) -> &str {
+        match (order, after) {
+            (ListOrder::CreatedAsc, false) => &self.first_created_asc,
+            (ListOrder::CreatedDesc, false) => &self.first_created_desc,
+            (ListOrder::UpdatedDesc, false) => &self.first_updated_desc,
+            (ListOrder::CreatedAsc, true) => &self.page_created_asc,
+            (ListOrder::CreatedDesc, true) => &self.page_created_desc,
+            (ListOrder::UpdatedDesc, true) => &self.page_updated_desc,
+        }
+    }
+
     pub fn new(schema: &str) -> Sql {
         let s = schema;
         let page = |cmp: &str, key: &str, dir: &str| {
@@ -243,7 +256,7 @@ impl Sql {
 /// schema's name, so instances starting together migrate once and the others find it done.
 /// Refuses a schema a newer build migrated further than this one knows.
 pub async fn migrate(client: &mut Client, schema: &str) -> Result<i32, StoreError> {
-    let fail = |e: tokio_postgres::Error| db_error("migrate", e);
+    let fail = |e: tokio_postgres::Error| db_error("migrate", &e);
     let tx = client.transaction().await.map_err(fail)?;
     tx.execute("SELECT pg_advisory_xact_lock(hashtext('session-manager:' || $1))", &[&schema])
         .await
