@@ -232,9 +232,10 @@ fn host_only<R>(id: &str) -> Result<Outcome<R>> {
 }
 
 macro_rules! operations {
-    ($( $id:literal, $kind:ident / $effects:ident, $Req:ty => $Resp:ty, $desc:literal,
-        |$s:ident, $e:ident, $r:ident| $body:expr; )*) => {
+    ($( $(#[$cfg:meta])? $id:literal, $kind:ident / $effects:ident, $Req:ty => $Resp:ty,
+        $desc:literal, |$s:ident, $e:ident, $r:ident| $body:expr; )*) => {
         &[$(
+            $(#[$cfg])?
             Operation {
                 id: $id,
                 kind: OpKind::$kind,
@@ -269,7 +270,9 @@ macro_rules! catalog {
     (seed { $( $id:literal, $kind:ident / $effects:ident, $Req:ty => $Resp:ty, $desc:literal,
         |$s:ident, $e:ident, $r:ident| $body:expr; )* }
      extensions { $( $xid:literal, $xkind:ident / $xeffects:ident, $XReq:ty => $XResp:ty,
-        $xdesc:literal, |$xs:ident, $xe:ident, $xr:ident| $xbody:expr; )* }) => {
+        $xdesc:literal, |$xs:ident, $xe:ident, $xr:ident| $xbody:expr; )* }
+     store_windows { $( $wid:literal, $wkind:ident / $weffects:ident, $WReq:ty => $WResp:ty,
+        $wdesc:literal, |$ws:ident, $we:ident, $wr:ident| $wbody:expr; )* }) => {
         /// The seed's functions (v1.0.32's 41), in registration order: ids, schemas and
         /// descriptions exactly the reference's (`spec/agent-api-reference.json`).
         pub const OPERATIONS: &[Operation] = operations! { $(
@@ -278,10 +281,13 @@ macro_rules! catalog {
 
         /// Our additive functions, listed apart from the seed's: each has its own golden
         /// registration file under `spec/extensions/`, and a worker registers them unless it
-        /// runs seed-only.
-        pub const EXTENSIONS: &[Operation] = operations! { $(
-            $xid, $xkind / $xeffects, $XReq => $XResp, $xdesc, |$xs, $xe, $xr| $xbody;
-        )* };
+        /// runs seed-only. The store protocol's path windows are here only with feature
+        /// `store-windows` (a bridge's main serves them; the browser build leaves them out).
+        pub const EXTENSIONS: &[Operation] = operations! {
+            $( $xid, $xkind / $xeffects, $XReq => $XResp, $xdesc, |$xs, $xe, $xr| $xbody; )*
+            $( #[cfg(feature = "store-windows")]
+               $wid, $wkind / $weffects, $WReq => $WResp, $wdesc, |$ws, $we, $wr| $wbody; )*
+        };
 
         /// Runs function `id` (seed or extension) on a JSON payload: decode, decide, apply,
         /// encode. `None` when the id is not in the catalog. Events in the outcome are for the
@@ -298,6 +304,9 @@ macro_rules! catalog {
                     |$s, $e, $r| $body)), )*
                 $( $xid => Some(run!(store, env, payload, $xeffects, $XReq => $XResp,
                     |$xs, $xe, $xr| $xbody)), )*
+                $( #[cfg(feature = "store-windows")]
+                   $wid => Some(run!(store, env, payload, $weffects, $WReq => $WResp,
+                    |$ws, $we, $wr| $wbody)), )*
                 _ => None,
             }
         }
@@ -443,6 +452,14 @@ extensions {
     "session::append-delta", Mutation / WRITE, AppendDeltaRequest => AppendDeltaResponse,
         "Append streamed text (or thinking) to a message's last text (thinking) block in O(delta); fires session::message-updated with the full message and records a compact session::message-delta change.",
         |s, e, r| ops::append_delta::decide(s, e, r)?.execute(s, e);
+}
+store_windows {
+    "session::store::path-locate", StoreProtocol / READ, StorePathLocateRequest => StorePathSpot,
+        "Internal store protocol (extension): the length of a session's path root → leaf and where an entry is on it, from the main's index in one call.",
+        |s, e, r| sp::path_locate(s, r).map(Outcome::silent);
+    "session::store::path-select", StoreProtocol / READ, StorePathSelectRequest => StorePathWindow,
+        "Internal store protocol (extension): one window of a session's path root → leaf (entries of some classes from a position, forward or backward), from the main's index in one call.",
+        |s, e, r| sp::path_select(s, r).map(Outcome::silent);
 }
 }
 

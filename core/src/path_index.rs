@@ -17,7 +17,9 @@ use crate::error::StoreError;
 use crate::wire::{Role, SessionEntry};
 
 /// What a read filters entries by: a custom (non-message) entry, or a message of one role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum EntryClass {
     CustomEntry = 0,
     User = 1,
@@ -81,8 +83,18 @@ impl EntryClasses {
         }
     }
 
+    /// The set of `classes`.
+    pub fn of(classes: &[EntryClass]) -> EntryClasses {
+        EntryClasses(classes.iter().fold(0, |set, &class| set | 1 << class as u8))
+    }
+
     pub fn contains(self, class: EntryClass) -> bool {
         self.0 & (1 << class as u8) != 0
+    }
+
+    /// The classes of the set, in discriminant order.
+    pub fn classes(self) -> impl Iterator<Item = EntryClass> {
+        (0..CLASSES as u8).filter_map(EntryClass::from_index).filter(move |&c| self.contains(c))
     }
 
     fn members(self) -> impl Iterator<Item = usize> {

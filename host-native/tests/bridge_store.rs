@@ -281,3 +281,105 @@ fn public_functions_run_over_the_bridge() {
     assert_eq!(deleted.response["deleted"], true);
     assert!(main.list_metas().unwrap().is_empty());
 }
+
+/// Passes every call to a loopback main and records the function ids.
+struct Counted {
+    main: Loopback,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Transport for Counted {
+    fn call(&self, function_id: &str, payload: Value) -> Result<Value, TransportError> {
+        self.calls.lock().unwrap().push(function_id.trim_start_matches("session::store::").into());
+        self.main.call(function_id, payload)
+    }
+}
+
+/// A main holding session `s`: a chain of 30 messages `e0` → `e29`, the active leaf at `e29`.
+fn chained_main() -> Arc<MemStore> {
+    let main = Arc::new(MemStore::new());
+    let mut changes = ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)));
+    for n in 0..30 {
+        let parent = (n > 0).then(|| format!("e{}", n - 1));
+        let entry = message_entry(&format!("e{n}"), parent.as_deref(), n + 2, "hi");
+        changes.push(Write::PutEntry(entry));
+    }
+    changes.push(Write::SetActiveLeaf("e29".into()));
+    main.apply(&changes).unwrap();
+    main
+}
+
+fn counted(main: &Arc<MemStore>, seed_only: bool) -> (Arc<Counted>, BridgeStore) {
+    let main = Loopback { store: main.clone(), seed_only };
+    let t = Arc::new(Counted { main, calls: Mutex::default() });
+    (t.clone(), BridgeStore::new(t))
+}
+
+/// Against our main a window of the path and an entry's spot cost one call each (issue 12), and
+/// answer what the main's own store answers.
+#[test]
+fn a_path_window_is_one_call_on_our_main() {
+    use session_core::path::PathSelect;
+    use session_core::path_index::EntryClasses;
+    let main = chained_main();
+    let (t, store) = counted(&main, false);
+    let query = PathSelect { classes: EntryClasses::MESSAGES, from: 10, backward: false, limit: 5 };
+    let window = store.path_select("s", "e29", &query).unwrap();
+    assert_eq!(window, main.path_select("s", "e29", &query).unwrap());
+    assert_eq!(window.iter().map(|(at, _)| *at).collect::<Vec<_>>(), [10, 11, 12, 13, 14]);
+    let back = PathSelect { backward: true, ..query };
+    assert_eq!(
+        store.path_select("s", "e29", &back).unwrap(),
+        main.path_select("s", "e29", &back).unwrap()
+    );
+    let spot = store.path_locate("s", "e29", Some("e7")).unwrap();
+    assert_eq!(spot, main.path_locate("s", "e29", Some("e7")).unwrap());
+    assert_eq!((spot.len, spot.at.map(|(at, _)| at)), (30, Some(7)));
+    assert_eq!(store.path_locate("s", "e29", Some("nope")).unwrap().at, None);
+    assert_eq!(
+        *t.calls.lock().unwrap(),
+        ["path-select", "path-select", "path-locate", "path-locate"]
+    );
+}
+
+/// A seed main does not serve the windows: the bridge walks the chain with `get-entry` calls,
+/// gets the same answers, and does not ask for the window again on the next read.
+#[test]
+fn a_seed_main_s_path_is_walked_and_the_window_asked_for_once() {
+    use session_core::path::PathSelect;
+    use session_core::path_index::EntryClasses;
+    let main = chained_main();
+    let (t, store) = counted(&main, true);
+    let query = PathSelect { classes: EntryClasses::ALL, from: 25, backward: false, limit: 10 };
+    let want = main.path_select("s", "e29", &query).unwrap();
+    assert_eq!(store.path_select("s", "e29", &query).unwrap(), want);
+    assert_eq!(store.path_select("s", "e29", &query).unwrap(), want);
+    assert_eq!(
+        store.path_locate("s", "e29", Some("e3")).unwrap(),
+        main.path_locate("s", "e29", Some("e3")).unwrap()
+    );
+    let calls = t.calls.lock().unwrap();
+    let asked = |id: &str| calls.iter().filter(|c| *c == id).count();
+    assert_eq!((asked("path-select"), asked("path-locate")), (1, 1), "{calls:?}");
+    assert_eq!(asked("get-entry"), 3 * 30, "each read walks the 30-entry chain: {calls:?}");
+}
+
+/// A broken chain is the main's error through the window, as through a walk.
+#[test]
+fn a_broken_chain_fails_the_window_on_our_main() {
+    use session_core::path::PathSelect;
+    use session_core::path_index::EntryClasses;
+    let main = chained_main();
+    main.apply(&ChangeSet::new("s").with(Write::PutEntry(message_entry(
+        "x",
+        Some("gone"),
+        99,
+        "hi",
+    ))))
+    .unwrap();
+    let (_, store) = counted(&main, false);
+    let query = PathSelect { classes: EntryClasses::ALL, from: 0, backward: false, limit: 5 };
+    let err = store.path_select("s", "x", &query).unwrap_err();
+    assert!(err.to_string().contains("path-select") && err.to_string().contains("gone"), "{err}");
+    assert!(store.path_locate("s", "x", None).is_err());
+}

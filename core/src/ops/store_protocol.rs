@@ -131,3 +131,13 @@ pub fn apply(store: &dyn Store, req: Req<Apply>) -> Result<Resp<Apply>> {
 pub fn changes(store: &dyn Store, req: Req<Changes>) -> Result<Resp<Changes>> {
     Ok(store.changes(&req.session_id, req.after_seq, req.limit)?)
 }
+
+/// `session::store::path-locate` (extension): [`Store::path_locate`] of the main.
+pub fn path_locate(store: &dyn Store, req: Req<PathLocate>) -> Result<Resp<PathLocate>> {
+    Ok(store.path_locate(&req.session_id, &req.leaf, req.entry_id.as_deref())?.into())
+}
+
+/// `session::store::path-select` (extension): [`Store::path_select`] of the main.
+pub fn path_select(store: &dyn Store, req: Req<PathSelect>) -> Result<Resp<PathSelect>> {
+    Ok(store.path_select(&req.session_id, &req.leaf, &req.query())?.into())
+}

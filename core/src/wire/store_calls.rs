@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::api_store::*;
 use super::{
     ApplyRequest, ApplyResponse, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
+    StorePathLocateRequest, StorePathSelectRequest, StorePathSpot, StorePathWindow,
 };
 
 /// One function of the store protocol.
@@ -63,6 +64,9 @@ store_calls! {
     Apply, "session::store::apply", ApplyRequest => ApplyResponse;
     // Extension: one page of a session's change feed (live sync).
     Changes, "session::store::changes", StoreChangesRequest => FeedPage;
+    // Extensions (feature `store-windows`): windows of a session's path from the main's index.
+    PathLocate, "session::store::path-locate", StorePathLocateRequest => StorePathSpot;
+    PathSelect, "session::store::path-select", StorePathSelectRequest => StorePathWindow;
 }
 
 #[cfg(test)]

@@ -14,14 +14,23 @@
 //! create/fork/append-many/update, deleted last on delete), which keeps a partly applied change
 //! set retryable. A single-write change set (create, set-*, append's commit) always uses the
 //! seed's call and is as atomic as the main makes it.
+//!
+//! Reads of a path window (`Store::path_locate` / `path_select`, every `session::messages` page)
+//! are one `session::store::path-locate` / `path-select` call answered by the main's index
+//! (issue 12); a main that does not serve them gets the trait's walk, one `get-entry` per entry,
+//! and is asked again after [`APPLY_RETRY_AFTER`]. `list_page` stays the trait's default (one
+//! `list-metas`, sorted here): its filter is a closure, not something the protocol can carry.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use session_core::path::{self, PathSpot};
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
 use session_core::wire::{
     ApplyRequest, AttachmentMeta, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
+    StorePathLocateRequest, StorePathSelectRequest,
 };
 use session_core::{Applied, ChangeSet, ErrorCode, Store, StoreError, Write};
 
@@ -30,16 +39,17 @@ use super::{Transport, TransportError};
 /// Prefix of every protocol function id.
 pub const PROTOCOL: &str = "session::store::";
 
-/// How long the bridge uses per-write calls after the main answered that it does not serve
-/// `session::store::apply` (the function may appear: a main upgraded or restarted).
+/// How long the bridge uses the seed's calls after the main answered that it does not serve an
+/// extension (`session::store::apply`, the path windows); the function may appear: a main
+/// upgraded or restarted.
 pub const APPLY_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// The store of a bridged instance.
 #[derive(Clone)]
 pub struct BridgeStore {
     transport: Arc<dyn Transport>,
-    /// When the main last said it does not serve `session::store::apply`.
-    apply_missing_since: Arc<Mutex<Option<Instant>>>,
+    /// When the main last said it does not serve each extension it was asked for.
+    missing_since: Arc<Mutex<HashMap<&'static str, Instant>>>,
 }
 
 impl std::fmt::Debug for BridgeStore {
@@ -66,7 +76,7 @@ fn failed(function: &str, e: TransportError) -> StoreError {
 
 impl BridgeStore {
     pub fn new(transport: Arc<dyn Transport>) -> Self {
-        BridgeStore { transport, apply_missing_since: Arc::default() }
+        BridgeStore { transport, missing_since: Arc::default() }
     }
 
     /// One protocol call, typed by its [`StoreCall`] definition (the one the main serves).
@@ -153,23 +163,23 @@ impl BridgeStore {
 }
 
 impl BridgeStore {
-    fn main_may_serve_apply(&self) -> bool {
-        let since = self.apply_missing_since.lock().unwrap_or_else(|p| p.into_inner());
-        since.is_none_or(|at| at.elapsed() >= APPLY_RETRY_AFTER)
-    }
-
-    /// The change set as one `session::store::apply`; `None` when the main does not serve it.
-    fn apply_at_once(&self, changes: &ChangeSet) -> Result<Option<Applied>, StoreError> {
-        if let Some(response) = self.call_if_served::<Apply>(ApplyRequest::new(changes))? {
-            return Ok(Some(response.into()));
+    /// [`Self::call_if_served`] of an extension the seed's calls can stand in for: `None` (and
+    /// no call for [`APPLY_RETRY_AFTER`]) once the main said it does not serve it.
+    fn extension<C: StoreCall>(
+        &self,
+        request: impl FnOnce() -> Req<C>,
+        fallback: &str,
+    ) -> Result<Option<Resp<C>>, StoreError> {
+        let missing = || self.missing_since.lock().unwrap_or_else(|p| p.into_inner());
+        if missing().get(C::ID).is_some_and(|at| at.elapsed() < APPLY_RETRY_AFTER) {
+            return Ok(None);
         }
-        let missing = Instant::now();
-        tracing::info!(
-            "bridge: the main does not serve {}; multi-write change sets go one call per write",
-            Apply::ID
-        );
-        *self.apply_missing_since.lock().unwrap_or_else(|p| p.into_inner()) = Some(missing);
-        Ok(None)
+        let response = self.call_if_served::<C>(request())?;
+        if response.is_none() {
+            tracing::info!("bridge: the main does not serve {}; {fallback}", C::ID);
+            missing().insert(C::ID, Instant::now());
+        }
+        Ok(response)
     }
 }
 
@@ -177,6 +187,9 @@ impl BridgeStore {
 fn decode<C: StoreCall>(reply: serde_json::Value) -> Result<Resp<C>, StoreError> {
     serde_json::from_value(reply).map_err(|e| unusable(C::ID, format!("undecodable reply: {e}")))
 }
+
+/// What a bridge does without the path windows.
+const WALKS: &str = "paths are walked one session::store::get-entry per entry";
 
 /// The engine's code for a call of a function nobody registered.
 pub const FUNCTION_NOT_FOUND: &str = "function_not_found";
@@ -261,6 +274,40 @@ impl Store for BridgeStore {
         })
     }
 
+    /// The main's index in one `session::store::path-locate`; a walk of `get-entry` calls when
+    /// the main does not serve it (a seed main).
+    fn path_locate(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        entry_id: Option<&str>,
+    ) -> Result<PathSpot, StoreError> {
+        let request = || StorePathLocateRequest {
+            session_id: session_id.into(),
+            leaf: leaf.into(),
+            entry_id: entry_id.map(String::from),
+        };
+        match self.extension::<PathLocate>(request, WALKS)? {
+            Some(spot) => Ok(spot.into()),
+            None => path::walked_locate(self, session_id, leaf, entry_id),
+        }
+    }
+
+    /// The main's index in one `session::store::path-select`; a walk of `get-entry` calls when
+    /// the main does not serve it (a seed main).
+    fn path_select(
+        &self,
+        session_id: &str,
+        leaf: &str,
+        query: &path::PathSelect,
+    ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
+        let request = || StorePathSelectRequest::new(session_id, leaf, query);
+        match self.extension::<PathSelect>(request, WALKS)? {
+            Some(window) => Ok(window.into()),
+            None => path::walked_select(self, session_id, leaf, query),
+        }
+    }
+
     /// Several writes: one atomic `session::store::apply` when the main serves it; otherwise (and
     /// for a single write) one seed call per write, in order, stopping at the first failure (see
     /// the module docs).
@@ -271,9 +318,11 @@ impl Store for BridgeStore {
                 .writes
                 .iter()
                 .any(|w| matches!(w, Write::Feed { .. } | Write::AppendDelta { .. }));
-        if needs_apply && self.main_may_serve_apply() {
-            if let Some(applied) = self.apply_at_once(changes)? {
-                return Ok(applied);
+        if needs_apply {
+            let request = || ApplyRequest::new(changes);
+            let fallback = "multi-write change sets go one call per write";
+            if let Some(applied) = self.extension::<Apply>(request, fallback)? {
+                return Ok(applied.into());
             }
         }
         let mut applied = Applied::default();
