@@ -4,8 +4,12 @@
 //! walks per size, µs per entry, so how the cost grows with N shows apart from the engine's.
 //!
 //! `cargo bench -p session-manager --bench fs_walk`. `FS_WALK_SIZES` (default
-//! `1000,10000,100000`) and `FS_WALK_TEXT_BYTES` (default 2300) change the sessions; the data
-//! lives in a temp dir under `/tmp`, removed at the end.
+//! `1000,10000,100000`) and `FS_WALK_TEXT_BYTES` (default 2300) change the sessions;
+//! `FS_WALK_BUILD=live` builds each session in the same store with `session::append-many`
+//! (batches of 500, as `session-reads` does through the engine) instead of writing its log and
+//! opening it. The later walks wait until the store's background jobs (compaction, checkpoints)
+//! are done, so they time the reads alone. The data lives in a temp dir under `/tmp`, removed at
+//! the end.
 
 use std::path::Path;
 use std::time::Instant;
@@ -17,6 +21,22 @@ use session_core::jsonl::{self, enc};
 use session_core::record::Record;
 use session_core::{catalog, Env, Limits};
 use session_manager::{FsConfig, FsStore, SyncMode};
+
+/// `VmRSS / VmHWM` of this process, MB.
+fn memory() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let mb = |name: &str| {
+        let line = status.lines().find(|l| l.starts_with(name)).unwrap_or_default();
+        let kb: f64 = line[name.len().min(line.len())..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .unwrap_or(f64::NAN);
+        kb / 1024.0
+    };
+    format!("{:.0} / {:.0} MB", mb("VmRSS:"), mb("VmHWM:"))
+}
 
 fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -40,6 +60,28 @@ fn write_log(dir: &Path, sid: &str, entries: usize, text_bytes: usize) -> u64 {
     }
     std::fs::write(dir.join(format!("{}.jsonl", enc(sid))), &out).expect("write");
     out.len() as u64
+}
+
+/// Builds a session in `store` with `session::create` and `session::append-many` (batches
+/// of 500 user messages of `text_bytes`), as a client does through the engine; returns its id.
+/// `ids` is shared by every build, so sessions and entries of one store never share an id.
+fn build_live(store: &FsStore, ids: &SeqIds, entries: usize, text_bytes: usize) -> String {
+    let clock = ManualClock::new();
+    let env = Env { clock: &clock, ids, limits: Limits::default() };
+    let text: String = "lorem ipsum dolor sit amet, ".chars().cycle().take(text_bytes).collect();
+    let call = |function_id: &str, payload: serde_json::Value| {
+        let out = catalog::dispatch(store, &env, function_id, payload).expect("known op");
+        out.expect(function_id).response
+    };
+    let created = call("session::create", json!({}));
+    let sid = created["session_id"].as_str().expect("session_id").to_string();
+    for from in (0..entries).step_by(500) {
+        let batch: Vec<_> = (from..entries.min(from + 500))
+            .map(|i| json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": i}))
+            .collect();
+        call("session::append-many", json!({"session_id": sid, "messages": batch}));
+    }
+    sid
 }
 
 /// Reads the whole active path at limit 500; returns (entries read, reply bytes).
@@ -69,17 +111,32 @@ fn main() {
         .collect();
     let text_bytes: usize =
         std::env::var("FS_WALK_TEXT_BYTES").ok().and_then(|s| s.parse().ok()).unwrap_or(2300);
+    let live = std::env::var("FS_WALK_BUILD").is_ok_and(|b| b == "live");
+    let ids = SeqIds::new();
     let dir = tempfile::Builder::new().prefix("fs-walk-").tempdir_in("/tmp").expect("tmp");
     for &n in &sizes {
-        let sid = format!("walk{n}");
-        let log = write_log(dir.path(), &sid, n, text_bytes);
+        let mut sid = format!("walk{n}");
         let open = || FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("open");
-        let store = open();
+        let (log, store) = match live {
+            false => (write_log(dir.path(), &sid, n, text_bytes), open()),
+            true => {
+                let store = open();
+                sid = build_live(&store, &ids, n, text_bytes);
+                let log = std::fs::metadata(dir.path().join(format!("{}.jsonl", enc(&sid))));
+                (log.map_or(0, |m| m.len()), store)
+            }
+        };
         let t = Instant::now();
         let (entries, bytes) = walk(&store, &sid);
         let cold = t.elapsed().as_secs_f64();
         assert_eq!(entries, n, "the walk read every entry");
-        let warm: Vec<f64> = (0..3)
+        let t = Instant::now();
+        store.wait_for_compactions();
+        std::thread::sleep(std::time::Duration::from_millis(1500)); // a checkpoint's delay is 1 s
+        store.wait_for_compactions();
+        let settled = t.elapsed().as_secs_f64() - 1.5;
+        let walks = std::env::var("FS_WALK_WALKS").ok().and_then(|w| w.parse().ok()).unwrap_or(3);
+        let warm: Vec<f64> = (0..walks.max(3))
             .map(|_| {
                 let t = Instant::now();
                 walk(&store, &sid);
@@ -88,14 +145,17 @@ fn main() {
             .collect();
         let best = warm.iter().copied().fold(f64::MAX, f64::min);
         println!(
-            "{n} entries ({} MB log, {} MB of replies): first walk {:.0} ms, then {:.0} / {:.0} / {:.0} ms = {:.1} µs per entry  [load {}]",
+            "{n} entries{} ({} MB log, {} MB of replies): first walk {:.0} ms; background jobs done {:.0} ms later; then {:.0} / {:.0} / {:.0} ms = {:.1} µs per entry; RSS / HWM {}  [load {}]",
+            if live { " built live" } else { "" },
             log >> 20,
             bytes >> 20,
             cold * 1e3,
+            settled * 1e3,
             warm[0] * 1e3,
             warm[1] * 1e3,
             warm[2] * 1e3,
             best * 1e6 / n as f64,
+            memory(),
             loadavg()
         );
     }

@@ -9,9 +9,12 @@
 //! from the end), `session::messages-tail` newest page (all limit 50) and a whole cursor walk of
 //! the active path at limit 500 (min(samples, 3) walks; its no-op makes one call per page, with the
 //! page's reply size). Phase 2, per `--sessions` size (cumulative): `session::create` (32 in
-//! flight, metadata `{"team": "t<i%4>"}`) until the worker holds that many, then `session::list`
-//! first, middle and last page (limit 50; cursors from untimed walks) per order and once filtered
-//! on `{"team": "t1"}`. `--worker-pid` adds the worker's VmRSS / VmHWM after every size.
+//! flight, metadata `{"team": "t<i%2>"}`) until the worker holds that many, then `session::list`
+//! first, middle and last page (limit 50; cursors from untimed walks, the last page's placed 50
+//! items before the end so it is a full page) per order and once filtered on `{"team": "t1"}`
+//! (every other session: at 100 sessions the filtered list is one page, as full as it can be).
+//! `--worker-pid` adds the worker's VmRSS / VmHWM after every size, and waits after every fill
+//! until the worker is idle (its background jobs done) before measuring.
 //!
 //! A read that gets no answer within `--call-timeout-ms` is sent once more (the engine drops about
 //! one call in 10⁴); a sample keeps the answered attempt's latency. Set-up writes are checked or
@@ -242,6 +245,25 @@ async fn middle_cursor(
     best.1.cloned()
 }
 
+/// The cursor of the last full page (`PAGE` items before the end of `matched` items; `None`
+/// when they fit in one page): pages of [`WALK_PAGE`], then one call whose limit ends there.
+async fn last_cursor(
+    b: &Bench,
+    (function_id, _, _): (&str, &str, &str),
+    base: &Value,
+    matched: usize,
+) -> Option<String> {
+    let (mut cursor, mut remaining) = (None::<String>, matched);
+    while remaining > PAGE {
+        let limit = (remaining - PAGE).min(WALK_PAGE);
+        let payload = page(base, limit, cursor.as_deref());
+        let (reply, _) = b.read(function_id, &payload).await.expect("last-page cursor");
+        cursor = Some(reply["next_cursor"].as_str().expect("a next page").to_string());
+        remaining -= limit;
+    }
+    cursor
+}
+
 /// One whole-path walk of `session::messages` at [`WALK_PAGE`] into `stats`: its µs, the µs of
 /// one same-size no-op per page, its replies' bytes. Returns its pages.
 async fn timed_walk(b: &Bench, base: &Value, stats: &mut Stats) -> Vec<Page> {
@@ -404,12 +426,13 @@ async fn populate(b: &Bench, sid: &str, n: usize) {
 const MESSAGES: (&str, &str, &str) = ("session::messages", "messages", "entry_id");
 const LIST: (&str, &str, &str) = ("session::list", "sessions", "session_id");
 
-async fn entries_phase(b: &Bench, n: usize, samples: usize) -> Vec<Row> {
+async fn entries_phase(b: &Bench, n: usize, samples: usize, pid: Option<u32>) -> Vec<Row> {
     let created = b.must("session::create", json!({ "title": format!("reads {n}") })).await;
     let sid = created["session_id"].as_str().expect("session_id").to_string();
     let started = Instant::now();
     populate(b, &sid, n).await;
     eprintln!("session-reads: {n} entries in {:.1} s", started.elapsed().as_secs_f64());
+    settle(pid).await;
     let base = json!({ "session_id": sid });
     let (pages, _) = walk(b, MESSAGES, &base, WALK_PAGE, None).await;
     let ids: Vec<&String> = pages.iter().flat_map(|p| &p.ids).collect();
@@ -444,7 +467,7 @@ async fn entries_phase(b: &Bench, n: usize, samples: usize) -> Vec<Row> {
     rows
 }
 
-/// Creates sessions `from..to` (`IN_FLIGHT` at a time), metadata `{"team": "t<i%4>"}`.
+/// Creates sessions `from..to` (`IN_FLIGHT` at a time), metadata `{"team": "t<i%2>"}`.
 async fn create_sessions(b: &Arc<Bench>, from: usize, to: usize) {
     let next = Arc::new(AtomicUsize::new(from));
     let mut tasks = tokio::task::JoinSet::new();
@@ -456,7 +479,7 @@ async fn create_sessions(b: &Arc<Bench>, from: usize, to: usize) {
                 if i >= to {
                     break;
                 }
-                let team = format!("t{}", i % 4);
+                let team = format!("t{}", i % 2);
                 let request = json!({"title": format!("list {i}"), "metadata": {"team": team}});
                 b.must("session::create", request).await;
             }
@@ -486,8 +509,7 @@ async fn list_phase(b: &Bench, n: usize, samples: usize) -> Vec<Row> {
         let (pages, _) = walk(b, LIST, &base, WALK_PAGE, None).await;
         let matched: usize = pages.iter().map(|p| p.ids.len()).sum();
         let middle = middle_cursor(b, LIST, &base, &pages).await;
-        let from = pages.last().and_then(|p| p.cursor.clone());
-        let last = walk(b, LIST, &base, PAGE, from).await.0.pop().and_then(|p| p.cursor);
+        let last = last_cursor(b, LIST, &base, matched).await;
         for (which, cursor) in [("first", None), ("middle", middle), ("last", last)] {
             let payload = page(&base, PAGE, cursor.as_deref());
             let stats = measure(b, "session::list", payload, samples).await;
@@ -496,6 +518,34 @@ async fn list_phase(b: &Bench, n: usize, samples: usize) -> Vec<Row> {
         }
     }
     rows
+}
+
+/// CPU time (utime + stime, clock ticks) of process `pid`.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command's closing parenthesis: state is the 3rd field, utime the 14th.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Waits (up to 2 minutes) until the worker's background work after a fill is done: less than
+/// 2 % of a core over a second. Without a pid, returns at once.
+async fn settle(pid: Option<u32>) {
+    let Some(pid) = pid else { return };
+    let started = Instant::now();
+    let mut last = cpu_ticks(pid);
+    while started.elapsed() < Duration::from_secs(120) {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = cpu_ticks(pid);
+        if let (Some(a), Some(b)) = (last, now) {
+            if b.saturating_sub(a) <= 2 {
+                break;
+            }
+        }
+        last = now;
+    }
+    eprintln!("session-reads: worker idle after {:.1} s", started.elapsed().as_secs_f64());
 }
 
 fn loadavg() -> String {
@@ -558,7 +608,7 @@ async fn main() {
     let mem = |label: String| (label, args.worker_pid.and_then(memory));
     let (mut rows, mut mems) = (Vec::new(), vec![mem("start".into())]);
     for &n in &args.entries {
-        rows.extend(entries_phase(&b, n, args.samples).await);
+        rows.extend(entries_phase(&b, n, args.samples, args.worker_pid).await);
         mems.push(mem(format!("session of {n} entries")));
     }
     print_table("Phase 1: entries per session (one session per size, limit 50 pages)", &rows);
@@ -571,6 +621,7 @@ async fn main() {
         create_sessions(&b, held, n.max(held)).await;
         held = session_count(&b).await;
         eprintln!("session-reads: {held} sessions held ({:.1} s)", started.elapsed().as_secs_f64());
+        settle(args.worker_pid).await;
         rows.extend(list_phase(&b, held, args.samples).await);
         mems.push(mem(format!("{held} sessions")));
     }
