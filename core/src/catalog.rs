@@ -460,6 +460,9 @@ store_windows {
     "session::store::path-select", StoreProtocol / READ, StorePathSelectRequest => StorePathWindow,
         "Internal store protocol (extension): one window of a session's path root → leaf (entries of some classes from a position, forward or backward), from the main's index in one call.",
         |s, e, r| sp::path_select(s, r).map(Outcome::silent);
+    "session::store::list-page", StoreProtocol / READ, StoreListPageRequest => StoreListPage,
+        "Internal store protocol (extension): one ordered, filtered page of session metas (status, kinds, metadata) after a position, from the main's meta order in one call.",
+        |s, e, r| sp::list_page(s, r).map(Outcome::silent);
 }
 }
 

@@ -10,25 +10,44 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::ops::Bound;
 
-use crate::wire::{ListOrder, SessionMeta};
+use serde::{Deserialize, Serialize};
 
-/// One page of `session::list` as a store answers it: at most `limit` metas that `keep` accepts,
-/// in `order`, after the position `after` (a sort key and a session id).
+use crate::filter::metadata_matches;
+use crate::wire::{ListOrder, Object, SessionKind, SessionMeta, SessionStatus};
+
+/// Which sessions a `session::list` page keeps: all supplied conditions must hold. Data, not a
+/// closure, so a bridge can send it to its main (`session::store::list-page`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ListFilter {
+    /// Only sessions with this status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<SessionStatus>,
+    /// Only sessions whose kind is one of these; an empty list matches nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<Vec<SessionKind>>,
+    /// Every given key must equal the stored `SessionMeta.metadata` value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Object>,
+}
+
+impl ListFilter {
+    /// True when `meta` passes every condition.
+    pub fn matches(&self, meta: &SessionMeta) -> bool {
+        self.status.is_none_or(|s| meta.status == s)
+            && self.kinds.as_ref().is_none_or(|kinds| kinds.contains(&meta.kind))
+            && self.metadata.as_ref().is_none_or(|f| metadata_matches(f, meta.metadata.as_ref()))
+    }
+}
+
+/// One page of `session::list` as a store answers it: at most `limit` metas that `filter`
+/// keeps, in `order`, after the position `after` (a sort key and a session id).
+#[derive(Debug, Clone, Copy)]
 pub struct ListQuery<'a> {
     pub order: ListOrder,
     pub after: Option<(i64, &'a str)>,
-    pub keep: &'a dyn Fn(&SessionMeta) -> bool,
+    pub filter: &'a ListFilter,
     pub limit: usize,
-}
-
-impl core::fmt::Debug for ListQuery<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("ListQuery")
-            .field("order", &self.order)
-            .field("after", &self.after)
-            .field("limit", &self.limit)
-            .finish()
-    }
 }
 
 /// The key a meta sorts by in `order`.
@@ -58,7 +77,7 @@ pub fn sorted_page(metas: Vec<SessionMeta>, query: &ListQuery<'_>) -> Vec<Sessio
     let order = query.order;
     let mut metas: Vec<SessionMeta> = metas
         .into_iter()
-        .filter(|m| (query.keep)(m))
+        .filter(|m| query.filter.matches(m))
         .filter(|m| {
             query.after.is_none_or(|after| {
                 compare((sort_key(m, order), &m.session_id), after, order) == Ordering::Greater
@@ -140,7 +159,7 @@ impl MetaOrder {
         while page.len() < query.limit {
             let Some(key) = (if desc { keys.next_back() } else { keys.next() }) else { break };
             match meta(&key[KEY_DIGITS..]) {
-                Some(m) if (query.keep)(&m) => page.push(m.into_owned()),
+                Some(m) if query.filter.matches(&m) => page.push(m.into_owned()),
                 _ => {}
             }
         }

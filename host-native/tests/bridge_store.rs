@@ -383,3 +383,49 @@ fn a_broken_chain_fails_the_window_on_our_main() {
     assert!(err.to_string().contains("path-select") && err.to_string().contains("gone"), "{err}");
     assert!(store.path_locate("s", "x", None).is_err());
 }
+
+/// A main holding sessions `s0` … `s9`, created at 0 … 9; the even ones `{"team": "a"}`.
+fn listed_main() -> Arc<MemStore> {
+    let main = Arc::new(MemStore::new());
+    for n in 0..10 {
+        let sid = format!("s{n}");
+        let mut meta = sample_meta(&sid, n);
+        if n % 2 == 0 {
+            meta.metadata = Some([("team".to_string(), json!("a"))].into_iter().collect());
+        }
+        main.apply(&ChangeSet::new(sid).with(Write::PutMeta(meta))).unwrap();
+    }
+    main
+}
+
+/// Against our main a filtered list page is one `list-page` call (issue 12), the main's own
+/// answer; a seed main gets one `list-metas` sorted and filtered by the bridge, the same page,
+/// and is not asked for `list-page` again on the next read.
+#[test]
+fn a_list_page_is_one_call_on_our_main_and_a_sort_on_a_seed_main() {
+    use session_core::meta_order::{ListFilter, ListQuery};
+    use session_core::wire::ListOrder;
+    let main = listed_main();
+    let team = [("team".to_string(), json!("a"))].into_iter().collect();
+    let filter = ListFilter { metadata: Some(team), ..ListFilter::default() };
+    let query = ListQuery {
+        order: ListOrder::CreatedDesc,
+        after: Some((8, "s8")),
+        filter: &filter,
+        limit: 2,
+    };
+    let want = main.list_page(&query).unwrap();
+    let ids: Vec<&str> = want.iter().map(|m| m.session_id.as_str()).collect();
+    assert_eq!(ids, ["s6", "s4"], "the filtered page after s8, newest first");
+    for seed_only in [false, true] {
+        let (t, store) = counted(&main, seed_only);
+        assert_eq!(store.list_page(&query).unwrap(), want);
+        assert_eq!(store.list_page(&query).unwrap(), want);
+        let calls = t.calls.lock().unwrap();
+        let expected: &[&str] = match seed_only {
+            false => &["list-page", "list-page"],
+            true => &["list-page", "list-metas", "list-metas"],
+        };
+        assert_eq!(*calls, expected, "seed_only {seed_only}");
+    }
+}

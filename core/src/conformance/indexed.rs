@@ -10,11 +10,11 @@ use alloc::vec::Vec;
 
 use super::{apply, commit, custom_entry, message_entry, sample_meta, Make};
 use crate::error::StoreError;
-use crate::meta_order::{sort_key, sorted_page, ListQuery};
+use crate::meta_order::{sort_key, sorted_page, ListFilter, ListQuery};
 use crate::path::{walked_locate, walked_select, PathSelect};
 use crate::path_index::EntryClasses;
 use crate::store::{Store, Write};
-use crate::wire::{ListOrder, Role, SessionEntry, SessionMeta};
+use crate::wire::{ListOrder, Object, Role, SessionEntry, SessionKind, SessionStatus};
 
 /// The class sets the checks read with.
 const CLASS_SETS: &[EntryClasses] = &[EntryClasses::ALL, EntryClasses::MESSAGES];
@@ -116,11 +116,18 @@ fn same_outcome<T: PartialEq>(
 
 fn list_pages_agree(store: &dyn Store, probe: Probe) -> Result<(), String> {
     let metas = store.list_metas().map_err(|e| format!("list_metas: {e}"))?;
-    let everything = |_: &SessionMeta| true;
-    let titled = |m: &SessionMeta| !m.title.is_empty();
-    let filters: [&dyn Fn(&SessionMeta) -> bool; 2] = [&everything, &titled];
+    let team: Object = [(String::from("team"), serde_json::json!("t"))].into_iter().collect();
+    let filters = [
+        ListFilter::default(),
+        ListFilter { metadata: Some(team), ..ListFilter::default() },
+        ListFilter {
+            status: Some(SessionStatus::Working),
+            kinds: Some(vec![SessionKind::User]),
+            ..ListFilter::default()
+        },
+    ];
     for order in [ListOrder::CreatedAsc, ListOrder::CreatedDesc, ListOrder::UpdatedDesc] {
-        for keep in filters {
+        for filter in &filters {
             let mut afters: Vec<Option<(i64, &str)>> = vec![None];
             let positions = metas.iter().map(|m| Some((sort_key(m, order), m.session_id.as_str())));
             match probe {
@@ -131,7 +138,7 @@ fn list_pages_agree(store: &dyn Store, probe: Probe) -> Result<(), String> {
             afters.push(Some((i64::MAX, "~")));
             for after in afters {
                 for limit in [0, 1, 2, metas.len() + 1] {
-                    let q = ListQuery { order, after, keep, limit };
+                    let q = ListQuery { order, after, filter, limit };
                     let want = sorted_page(metas.clone(), &q);
                     let got = store.list_page(&q).map_err(|e| format!("list_page: {e}"))?;
                     if got != want {
@@ -203,7 +210,13 @@ pub fn check_indexed_list_pages(make: Make<'_>) -> Result<(), String> {
         let sid = format!("s{}", (i * 7) % 6);
         let mut meta = sample_meta(&sid, i % 3);
         meta.updated_at = 10 - i % 4;
-        meta.title = if i % 2 == 0 { String::from("t") } else { String::new() };
+        if i % 2 == 0 {
+            meta.metadata =
+                Some([(String::from("team"), serde_json::json!("t"))].into_iter().collect());
+        }
+        if i % 3 == 1 {
+            meta.status = SessionStatus::Working;
+        }
         apply(s, &sid, vec![Write::PutMeta(meta)])?;
         agree(s, "none", "metas put")?;
     }

@@ -7,25 +7,20 @@ use super::Plan;
 use crate::cursor::{self, ListCursor};
 use crate::env::Env;
 use crate::error::Result;
-use crate::filter::metadata_matches;
-use crate::meta_order::{sort_key, ListQuery};
+use crate::meta_order::{sort_key, ListFilter, ListQuery};
 use crate::store::Store;
-use crate::wire::{ListRequest, ListResponse, SessionMeta};
+use crate::wire::{ListRequest, ListResponse};
 
 pub fn decide(store: &dyn Store, env: &Env<'_>, req: ListRequest) -> Result<Plan<ListResponse>> {
     let order = req.order.unwrap_or_default();
     let after = req.cursor.as_deref().map(|c| ListCursor::decode_for(c, order)).transpose()?;
-    let keep = |m: &SessionMeta| {
-        req.status.is_none_or(|s| m.status == s)
-            && req.kinds.as_ref().is_none_or(|kinds| kinds.contains(&m.kind))
-            && req.metadata.as_ref().is_none_or(|f| metadata_matches(f, m.metadata.as_ref()))
-    };
+    let filter = ListFilter { status: req.status, kinds: req.kinds, metadata: req.metadata };
     let limit = env.limits.page_size(req.limit);
     // One more than the page tells whether another page follows.
     let mut sessions = store.list_page(&ListQuery {
         order,
         after: after.as_ref().map(|c| (c.k, c.id.as_str())),
-        keep: &keep,
+        filter: &filter,
         limit: limit + 1,
     })?;
     let more = sessions.len() > limit;

@@ -12,6 +12,7 @@ use crate::events::Emitted;
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::api_store::*;
 use crate::wire::store_calls::*;
+use crate::wire::StoreListPage;
 
 fn apply_one(store: &dyn Store, session_id: &str, write: Write) -> Result<OkResponse> {
     store.apply(&ChangeSet::new(session_id).with(write))?;
@@ -140,4 +141,9 @@ pub fn path_locate(store: &dyn Store, req: Req<PathLocate>) -> Result<Resp<PathL
 /// `session::store::path-select` (extension): [`Store::path_select`] of the main.
 pub fn path_select(store: &dyn Store, req: Req<PathSelect>) -> Result<Resp<PathSelect>> {
     Ok(store.path_select(&req.session_id, &req.leaf, &req.query())?.into())
+}
+
+/// `session::store::list-page` (extension): [`Store::list_page`] of the main.
+pub fn list_page(store: &dyn Store, req: Req<ListPage>) -> Result<Resp<ListPage>> {
+    Ok(StoreListPage { sessions: store.list_page(&req.query())? })
 }

@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::api_store::*;
 use super::{
     ApplyRequest, ApplyResponse, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
-    StorePathLocateRequest, StorePathSelectRequest, StorePathSpot, StorePathWindow,
+    StoreListPage, StoreListPageRequest, StorePathLocateRequest, StorePathSelectRequest,
+    StorePathSpot, StorePathWindow,
 };
 
 /// One function of the store protocol.
@@ -67,6 +68,8 @@ store_calls! {
     // Extensions (feature `store-windows`): windows of a session's path from the main's index.
     PathLocate, "session::store::path-locate", StorePathLocateRequest => StorePathSpot;
     PathSelect, "session::store::path-select", StorePathSelectRequest => StorePathWindow;
+    // Extension (feature `store-windows`): one ordered, filtered list page from the main's order.
+    ListPage, "session::store::list-page", StoreListPageRequest => StoreListPage;
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! nothing. A main that does not serve it (v1.0.32, or ours with `--seed-only`) answers
 //! `function_not_found`; the bridge then falls back to the seed's protocol, one call per write in
 //! the change set's order, stopping at the first failure, and asks again after
-//! [`APPLY_RETRY_AFTER`]. That fallback is NOT all-or-nothing: the writes before a failure stay on
+//! [`EXTENSION_RETRY_AFTER`]. That fallback is NOT all-or-nothing: the writes before a failure stay on
 //! the main. The operations order their writes so the session meta comes last (put last on
 //! create/fork/append-many/update, deleted last on delete), which keeps a partly applied change
 //! set retryable. A single-write change set (create, set-*, append's commit) always uses the
@@ -18,19 +18,21 @@
 //! Reads of a path window (`Store::path_locate` / `path_select`, every `session::messages` page)
 //! are one `session::store::path-locate` / `path-select` call answered by the main's index
 //! (issue 12); a main that does not serve them gets the trait's walk, one `get-entry` per entry,
-//! and is asked again after [`APPLY_RETRY_AFTER`]. `list_page` stays the trait's default (one
-//! `list-metas`, sorted here): its filter is a closure, not something the protocol can carry.
+//! and is asked again after [`EXTENSION_RETRY_AFTER`]. A `session::list` page is likewise one
+//! `session::store::list-page` answered by the main's meta order; a seed main gets one
+//! `list-metas`, sorted and filtered here.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use session_core::meta_order::{self, ListQuery};
 use session_core::path::{self, PathSpot};
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
 use session_core::wire::{
     ApplyRequest, AttachmentMeta, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
-    StorePathLocateRequest, StorePathSelectRequest,
+    StoreListPageRequest, StorePathLocateRequest, StorePathSelectRequest,
 };
 use session_core::{Applied, ChangeSet, ErrorCode, Store, StoreError, Write};
 
@@ -40,9 +42,9 @@ use super::{Transport, TransportError};
 pub const PROTOCOL: &str = "session::store::";
 
 /// How long the bridge uses the seed's calls after the main answered that it does not serve an
-/// extension (`session::store::apply`, the path windows); the function may appear: a main
+/// extension (`session::store::apply`, the path windows, list pages); the function may appear: a main
 /// upgraded or restarted.
-pub const APPLY_RETRY_AFTER: Duration = Duration::from_secs(60);
+pub const EXTENSION_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// The store of a bridged instance.
 #[derive(Clone)]
@@ -164,14 +166,14 @@ impl BridgeStore {
 
 impl BridgeStore {
     /// [`Self::call_if_served`] of an extension the seed's calls can stand in for: `None` (and
-    /// no call for [`APPLY_RETRY_AFTER`]) once the main said it does not serve it.
+    /// no call for [`EXTENSION_RETRY_AFTER`]) once the main said it does not serve it.
     fn extension<C: StoreCall>(
         &self,
         request: impl FnOnce() -> Req<C>,
         fallback: &str,
     ) -> Result<Option<Resp<C>>, StoreError> {
         let missing = || self.missing_since.lock().unwrap_or_else(|p| p.into_inner());
-        if missing().get(C::ID).is_some_and(|at| at.elapsed() < APPLY_RETRY_AFTER) {
+        if missing().get(C::ID).is_some_and(|at| at.elapsed() < EXTENSION_RETRY_AFTER) {
             return Ok(None);
         }
         let response = self.call_if_served::<C>(request())?;
@@ -190,6 +192,8 @@ fn decode<C: StoreCall>(reply: serde_json::Value) -> Result<Resp<C>, StoreError>
 
 /// What a bridge does without the path windows.
 const WALKS: &str = "paths are walked one session::store::get-entry per entry";
+/// What a bridge does without list pages.
+const SORTS: &str = "list pages sort every session::store::list-metas";
 
 /// The engine's code for a call of a function nobody registered.
 pub const FUNCTION_NOT_FOUND: &str = "function_not_found";
@@ -305,6 +309,16 @@ impl Store for BridgeStore {
         match self.extension::<PathSelect>(request, WALKS)? {
             Some(window) => Ok(window.into()),
             None => path::walked_select(self, session_id, leaf, query),
+        }
+    }
+
+    /// The main's meta order in one `session::store::list-page`; every meta, sorted here, when
+    /// the main does not serve it (a seed main).
+    fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
+        let request = || StoreListPageRequest::new(query);
+        match self.extension::<ListPage>(request, SORTS)? {
+            Some(page) => Ok(page.sessions),
+            None => Ok(meta_order::sorted_page(self.list_metas()?, query)),
         }
     }
 

@@ -261,7 +261,7 @@ impl Store for PgStore {
         self.with_state(sid, |s| s.path_select(sid, leaf, query))?
     }
 
-    /// Keyset pages in SQL, `keep` applied here: a batch of the page's size at a time, so a page
+    /// Keyset pages in SQL, the filter applied here: a batch of the page's size at a time, so a page
     /// costs its metas plus the ones its filter skips.
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         let mut page = Vec::new();
@@ -278,7 +278,7 @@ impl Store for PgStore {
             after =
                 Some((session_core::meta_order::sort_key(last, order), last.session_id.clone()));
             let full = metas.len() as i64 == batch;
-            page.extend(metas.into_iter().filter(|m| (query.keep)(m)));
+            page.extend(metas.into_iter().filter(|m| query.filter.matches(m)));
             if !full {
                 break;
             }
