@@ -6,6 +6,9 @@
 //! [`runtime::Runtime`] and publish through the [`emitter`]; [`reload`] hot-reloads. The bridge
 //! adapter ([`bridge`]) stores through a main instance on another engine.
 
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 pub mod bridge;
 pub mod fs;
 pub mod pg;
