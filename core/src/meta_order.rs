@@ -10,33 +10,28 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 use core::ops::Bound;
 
-use serde::{Deserialize, Serialize};
-
 use crate::filter::metadata_matches;
 use crate::wire::{ListOrder, Object, SessionKind, SessionMeta, SessionStatus};
 
-/// Which sessions a `session::list` page keeps: all supplied conditions must hold. Data, not a
-/// closure, so a bridge can send it to its main (`session::store::list-page`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct ListFilter {
+/// Which sessions a `session::list` page keeps: all supplied conditions must hold. Data borrowed
+/// from the request, not a closure, so a bridge can send it to its main
+/// (`session::store::list-page`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ListFilter<'a> {
     /// Only sessions with this status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<SessionStatus>,
     /// Only sessions whose kind is one of these; an empty list matches nothing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kinds: Option<Vec<SessionKind>>,
+    pub kinds: Option<&'a [SessionKind]>,
     /// Every given key must equal the stored `SessionMeta.metadata` value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<Object>,
+    pub metadata: Option<&'a Object>,
 }
 
-impl ListFilter {
+impl ListFilter<'_> {
     /// True when `meta` passes every condition.
     pub fn matches(&self, meta: &SessionMeta) -> bool {
         self.status.is_none_or(|s| meta.status == s)
-            && self.kinds.as_ref().is_none_or(|kinds| kinds.contains(&meta.kind))
-            && self.metadata.as_ref().is_none_or(|f| metadata_matches(f, meta.metadata.as_ref()))
+            && self.kinds.is_none_or(|kinds| kinds.contains(&meta.kind))
+            && self.metadata.is_none_or(|f| metadata_matches(f, meta.metadata.as_ref()))
     }
 }
 
@@ -46,7 +41,7 @@ impl ListFilter {
 pub struct ListQuery<'a> {
     pub order: ListOrder,
     pub after: Option<(i64, &'a str)>,
-    pub filter: &'a ListFilter,
+    pub filter: ListFilter<'a>,
     pub limit: usize,
 }
 

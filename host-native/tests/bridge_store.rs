@@ -406,14 +406,11 @@ fn a_list_page_is_one_call_on_our_main_and_a_sort_on_a_seed_main() {
     use session_core::meta_order::{ListFilter, ListQuery};
     use session_core::wire::ListOrder;
     let main = listed_main();
-    let team = [("team".to_string(), json!("a"))].into_iter().collect();
-    let filter = ListFilter { metadata: Some(team), ..ListFilter::default() };
-    let query = ListQuery {
-        order: ListOrder::CreatedDesc,
-        after: Some((8, "s8")),
-        filter: &filter,
-        limit: 2,
-    };
+    let team: serde_json::Map<String, Value> =
+        [("team".to_string(), json!("a"))].into_iter().collect();
+    let filter = ListFilter { metadata: Some(&team), ..ListFilter::default() };
+    let query =
+        ListQuery { order: ListOrder::CreatedDesc, after: Some((8, "s8")), filter, limit: 2 };
     let want = main.list_page(&query).unwrap();
     let ids: Vec<&str> = want.iter().map(|m| m.session_id.as_str()).collect();
     assert_eq!(ids, ["s6", "s4"], "the filtered page after s8, newest first");

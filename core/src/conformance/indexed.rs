@@ -119,15 +119,15 @@ fn list_pages_agree(store: &dyn Store, probe: Probe) -> Result<(), String> {
     let team: Object = [(String::from("team"), serde_json::json!("t"))].into_iter().collect();
     let filters = [
         ListFilter::default(),
-        ListFilter { metadata: Some(team), ..ListFilter::default() },
+        ListFilter { metadata: Some(&team), ..ListFilter::default() },
         ListFilter {
             status: Some(SessionStatus::Working),
-            kinds: Some(vec![SessionKind::User]),
+            kinds: Some(&[SessionKind::User]),
             ..ListFilter::default()
         },
     ];
     for order in [ListOrder::CreatedAsc, ListOrder::CreatedDesc, ListOrder::UpdatedDesc] {
-        for filter in &filters {
+        for filter in filters {
             let mut afters: Vec<Option<(i64, &str)>> = vec![None];
             let positions = metas.iter().map(|m| Some((sort_key(m, order), m.session_id.as_str())));
             match probe {

@@ -14,13 +14,17 @@ use crate::wire::{ListRequest, ListResponse};
 pub fn decide(store: &dyn Store, env: &Env<'_>, req: ListRequest) -> Result<Plan<ListResponse>> {
     let order = req.order.unwrap_or_default();
     let after = req.cursor.as_deref().map(|c| ListCursor::decode_for(c, order)).transpose()?;
-    let filter = ListFilter { status: req.status, kinds: req.kinds, metadata: req.metadata };
+    let filter = ListFilter {
+        status: req.status,
+        kinds: req.kinds.as_deref(),
+        metadata: req.metadata.as_ref(),
+    };
     let limit = env.limits.page_size(req.limit);
     // One more than the page tells whether another page follows.
     let mut sessions = store.list_page(&ListQuery {
         order,
         after: after.as_ref().map(|c| (c.k, c.id.as_str())),
-        filter: &filter,
+        filter,
         limit: limit + 1,
     })?;
     let more = sessions.len() > limit;

@@ -7,17 +7,26 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
-use super::{ListOrder, SessionMeta};
+use super::{ListOrder, Object, SessionKind, SessionMeta, SessionStatus};
 use crate::meta_order::{ListFilter, ListQuery};
 
-/// `session::store::list-page`: at most `limit` metas `filter` keeps, in `order`, after `after`.
+/// `session::store::list-page`: at most `limit` metas in `order` after `after` that pass every
+/// given condition (status, kinds, metadata: as `session::list`'s).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StoreListPageRequest {
     pub order: ListOrder,
     /// The position the page starts after; `null` for the first page.
     pub after: Option<StoreListPosition>,
-    pub filter: ListFilter,
+    /// Only sessions with this status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<SessionStatus>,
+    /// Only sessions whose kind is one of these; an empty list matches nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<Vec<SessionKind>>,
+    /// Every given key must equal the stored `SessionMeta.metadata` value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Object>,
     pub limit: usize,
 }
 
@@ -42,7 +51,9 @@ impl StoreListPageRequest {
         StoreListPageRequest {
             order: query.order,
             after: query.after.map(|(key, sid)| StoreListPosition { key, session_id: sid.into() }),
-            filter: query.filter.clone(),
+            status: query.filter.status,
+            kinds: query.filter.kinds.map(<[SessionKind]>::to_vec),
+            metadata: query.filter.metadata.cloned(),
             limit: query.limit,
         }
     }
@@ -52,7 +63,11 @@ impl StoreListPageRequest {
         ListQuery {
             order: self.order,
             after: self.after.as_ref().map(|a| (a.key, a.session_id.as_str())),
-            filter: &self.filter,
+            filter: ListFilter {
+                status: self.status,
+                kinds: self.kinds.as_deref(),
+                metadata: self.metadata.as_ref(),
+            },
             limit: self.limit,
         }
     }
