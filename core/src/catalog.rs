@@ -281,8 +281,9 @@ macro_rules! catalog {
 
         /// Our additive functions, listed apart from the seed's: each has its own golden
         /// registration file under `spec/extensions/`, and a worker registers them unless it
-        /// runs seed-only. The store protocol's path windows are here only with feature
-        /// `store-windows` (a bridge's main serves them; the browser build leaves them out).
+        /// runs seed-only. The store protocol's path windows and list pages are here only with
+        /// feature `store-windows` (a bridge's main serves them; the browser build leaves them
+        /// out).
         pub const EXTENSIONS: &[Operation] = operations! {
             $( $xid, $xkind / $xeffects, $XReq => $XResp, $xdesc, |$xs, $xe, $xr| $xbody; )*
             $( #[cfg(feature = "store-windows")]

@@ -65,10 +65,10 @@ store_calls! {
     Apply, "session::store::apply", ApplyRequest => ApplyResponse;
     // Extension: one page of a session's change feed (live sync).
     Changes, "session::store::changes", StoreChangesRequest => FeedPage;
-    // Extensions (feature `store-windows`): windows of a session's path from the main's index.
+    // Extensions the catalog serves with feature `store-windows`: windows of a session's path
+    // from the main's index, and one ordered, filtered list page from the main's meta order.
     PathLocate, "session::store::path-locate", StorePathLocateRequest => StorePathSpot;
     PathSelect, "session::store::path-select", StorePathSelectRequest => StorePathWindow;
-    // Extension (feature `store-windows`): one ordered, filtered list page from the main's order.
     ListPage, "session::store::list-page", StoreListPageRequest => StoreListPage;
 }
 
