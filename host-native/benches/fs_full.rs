@@ -18,7 +18,7 @@ use session_core::env::{ManualClock, SeqIds};
 use session_core::jsonl::{self, enc};
 use session_core::record::Record;
 use session_core::{catalog, Env, Limits, Store};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_manager::{procfs, FsConfig, FsStore, SyncMode};
 
 const TEXT: &str =
     "The quick brown fox jumps over the lazy dog, streaming tokens into a durable log. ";
@@ -28,17 +28,11 @@ fn env_num(name: &str, default: usize) -> usize {
 }
 
 fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
+    procfs::loadavg(" ")
 }
 
 fn status_kb(key: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.trim().strip_suffix("kB")?.trim().parse().ok())
-        .unwrap_or(0)
+    procfs::status_kb(None, key).unwrap_or(0)
 }
 
 /// One session log: a meta line and `records` chained `append` lines (v1.0.32 format).

@@ -20,28 +20,16 @@ use session_core::env::{ManualClock, SeqIds};
 use session_core::jsonl::{self, enc};
 use session_core::record::Record;
 use session_core::{catalog, Env, Limits};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_manager::{procfs, FsConfig, FsStore, SyncMode};
 
 /// `VmRSS / VmHWM` of this process, MB.
 fn memory() -> String {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let mb = |name: &str| {
-        let line = status.lines().find(|l| l.starts_with(name)).unwrap_or_default();
-        let kb: f64 = line[name.len().min(line.len())..]
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .unwrap_or(f64::NAN);
-        kb / 1024.0
-    };
-    format!("{:.0} / {:.0} MB", mb("VmRSS:"), mb("VmHWM:"))
+    let (rss, hwm) = procfs::memory_mb(None).unwrap_or((f64::NAN, f64::NAN));
+    format!("{rss:.0} / {hwm:.0} MB")
 }
 
 fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
+    procfs::loadavg(" ")
 }
 
 /// One v1.0.32 session log of `entries` chained appends of `text_bytes` of text each.

@@ -27,6 +27,7 @@ pub mod manifest;
 pub mod migrate;
 pub mod nodelay;
 pub mod open_files;
+pub mod procfs;
 pub mod reload;
 pub mod runtime;
 pub mod seed;

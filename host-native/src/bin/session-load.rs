@@ -31,6 +31,7 @@ use clap::Parser;
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
+use session_manager::procfs;
 
 impl Args {
     fn window(&self) -> Duration {
@@ -248,7 +249,7 @@ impl CpuProbe {
 
     /// CPU seconds of each process so far.
     fn sample(&self) -> [Option<f64>; 3] {
-        self.pids.map(|pid| pid.and_then(cpu_seconds))
+        self.pids.map(|pid| pid.and_then(procfs::cpu_seconds))
     }
 
     fn per_call(
@@ -261,14 +262,6 @@ impl CpuProbe {
             _ => None,
         })
     }
-}
-
-/// utime + stime of `pid` in seconds (fields 14 and 15 of `/proc/<pid>/stat`, after the `comm`).
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(ticks as f64 / rustix::param::clock_ticks_per_second() as f64)
 }
 
 fn pct(sorted: &[u64], p: f64) -> f64 {

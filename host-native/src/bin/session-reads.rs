@@ -38,6 +38,7 @@ use clap::Parser;
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
+use session_manager::procfs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -338,12 +339,7 @@ fn print_table(title: &str, rows: &[Row]) {
 
 /// VmRSS and VmHWM of `pid` (MB), from `/proc/<pid>/status`.
 fn memory(pid: u32) -> Option<(f64, f64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| -> Option<f64> {
-        let line = status.lines().find(|l| l.starts_with(name))?;
-        Some(line[name.len()..].trim().trim_end_matches("kB").trim().parse::<f64>().ok()? / 1024.0)
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
+    procfs::memory_mb(Some(pid))
 }
 
 fn print_memory(pid: Option<u32>, rows: &[(String, Option<(f64, f64)>)]) {
@@ -520,26 +516,17 @@ async fn list_phase(b: &Bench, n: usize, samples: usize) -> Vec<Row> {
     rows
 }
 
-/// CPU time (utime + stime, clock ticks) of process `pid`.
-fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command's closing parenthesis: state is the 3rd field, utime the 14th.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
-}
-
 /// Waits (up to 2 minutes) until the worker's background work after a fill is done: less than
 /// 2 % of a core over a second. Without a pid, returns at once.
 async fn settle(pid: Option<u32>) {
     let Some(pid) = pid else { return };
     let started = Instant::now();
-    let mut last = cpu_ticks(pid);
+    let mut last = procfs::cpu_seconds(pid);
     while started.elapsed() < Duration::from_secs(120) {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let now = cpu_ticks(pid);
+        let now = procfs::cpu_seconds(pid);
         if let (Some(a), Some(b)) = (last, now) {
-            if b.saturating_sub(a) <= 2 {
+            if b - a <= 0.02 {
                 break;
             }
         }
@@ -549,8 +536,7 @@ async fn settle(pid: Option<u32>) {
 }
 
 fn loadavg() -> String {
-    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    text.split_whitespace().take(3).collect::<Vec<_>>().join(" / ")
+    procfs::loadavg(" / ")
 }
 
 #[tokio::main]

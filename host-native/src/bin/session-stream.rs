@@ -26,6 +26,7 @@ use clap::Parser;
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
+use session_manager::procfs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -282,18 +283,13 @@ fn wchar(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// utime + stime of `pid` in seconds.
+/// utime + stime of `pid` in seconds (0 when unreadable).
 fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> =
-        stat.rsplit_once(')').map(|s| s.1.split_whitespace().collect()).unwrap_or_default();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
-    (ticks(11) + ticks(12)) as f64 / rustix::param::clock_ticks_per_second() as f64
+    procfs::cpu_seconds(pid).unwrap_or(0.0)
 }
 
 fn loadavg() -> String {
-    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    text.split_whitespace().take(3).collect::<Vec<_>>().join(" / ")
+    procfs::loadavg(" / ")
 }
 
 /// Path A (`Delta`) or B (`Update`).
