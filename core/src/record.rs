@@ -126,6 +126,20 @@ pub fn add_delta(
     Ok(())
 }
 
+const NOT_A_MESSAGE: &str = "not a message entry of this session";
+
+/// What an `append-delta` does to its entry: the text added to its block ([`add_delta`]) and the
+/// delta's revision set; rejected (the entry unchanged) when it is not a message or the block does
+/// not fit.
+pub fn delta_entry(entry: &mut SessionEntry, delta: &MessageDelta) -> Result<(), &'static str> {
+    let SessionEntry::Message { message, revision, .. } = entry else {
+        return Err(NOT_A_MESSAGE);
+    };
+    add_delta(message.content_mut(), delta)?;
+    *revision = delta.revision;
+    Ok(())
+}
+
 /// Equal when they serve the same: `last_append` and `last_delta` are replay bookkeeping, not
 /// state, and the path index is derived from `entries` and `leaf`.
 impl PartialEq for SessionState {
@@ -229,15 +243,12 @@ impl SessionState {
         let reject = |why: &str| {
             Err(StoreError::rejected(alloc::format!("append_delta on {}: {why}", delta.entry_id)))
         };
-        let Some(SessionEntry::Message { message, revision, .. }) =
-            self.entries.get_mut(&delta.entry_id)
-        else {
-            return reject("not a message entry of this session");
+        let Some(entry) = self.entries.get_mut(&delta.entry_id) else {
+            return reject(NOT_A_MESSAGE);
         };
-        if let Err(why) = add_delta(message.content_mut(), delta) {
+        if let Err(why) = delta_entry(entry, delta) {
             return reject(why);
         }
-        *revision = delta.revision;
         if let Some(meta) = &mut self.meta {
             meta.updated_at = at;
         }

@@ -106,6 +106,28 @@ pub(crate) fn session_on_disk(data_dir: &Path, sid: &str) -> bool {
     }
 }
 
+/// Feeds every line `reader` holds to `walker` (a log is never held whole); the bytes read.
+pub(crate) fn walk_lines(
+    mut reader: impl BufRead,
+    walker: &mut jsonl::Walker,
+    apply: &mut dyn FnMut(jsonl::Applied<'_>),
+) -> io::Result<u64> {
+    let (mut line, mut len) = (Vec::new(), 0);
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            return Ok(len);
+        }
+        len += read as u64;
+        let terminated = line.last() == Some(&b'\n');
+        if terminated {
+            line.pop();
+        }
+        walker.line(&line, terminated, apply);
+    }
+}
+
 impl Loaded {
     /// Replays the session's file (a missing file is an empty session), line by line: a large
     /// log is never held whole, and its entries become stubs as they are replayed ([`spill`]).
@@ -124,39 +146,26 @@ impl Loaded {
         if let Some(file) = file {
             let size = file.metadata().map_err(|e| io_err("stat", &path, &e))?.len();
             let spill = size >= ctx.spill_above;
-            let mut reader = io::BufReader::with_capacity(1 << 16, file);
-            let mut line = Vec::new();
             let mut failed = None;
-            loop {
-                line.clear();
-                let read =
-                    reader.read_until(b'\n', &mut line).map_err(|e| io_err("read", &path, &e))?;
-                if read == 0 {
-                    break;
-                }
-                len += read as u64;
-                let terminated = line.last() == Some(&b'\n');
-                if terminated {
-                    line.pop();
-                }
-                walker.line(&line, terminated, &mut |set| {
-                    for record in set.records {
-                        // A delta changes its entry's content: the content must be whole.
-                        if let Record::Delta { delta, .. } = record {
-                            if let Err(e) = spilled.hydrate(&path, &mut state, &delta.entry_id) {
-                                failed.get_or_insert(e);
-                            }
+            let reader = io::BufReader::with_capacity(1 << 16, file);
+            len = walk_lines(reader, &mut walker, &mut |set| {
+                for record in set.records {
+                    // A delta changes its entry's content: the content must be whole.
+                    if let Record::Delta { delta, .. } = record {
+                        if let Err(e) = spilled.hydrate(&path, &mut state, &delta.entry_id) {
+                            failed.get_or_insert(e);
                         }
-                        state.apply(record);
                     }
-                    let spans: Vec<spill::Span> =
-                        set.spans.iter().map(|&(at, n)| (at as u64, n)).collect();
-                    spilled.note(&mut state, set.records, &spans, spill);
-                    // What the writes kept: the newest `feed_retention`, one once deleted.
-                    let keep = if state.holds_session() { ctx.feed_retention } else { 1 };
-                    state.feed.trim(keep);
-                });
-            }
+                    state.apply(record);
+                }
+                let spans: Vec<spill::Span> =
+                    set.spans.iter().map(|&(at, n)| (at as u64, n)).collect();
+                spilled.note(&mut state, set.records, &spans, spill);
+                // What the writes kept: the newest `feed_retention`, one once deleted.
+                let keep = if state.holds_session() { ctx.feed_retention } else { 1 };
+                state.feed.trim(keep);
+            })
+            .map_err(|e| io_err("read", &path, &e))?;
             if let Some(e) = failed {
                 return Err(e);
             }
