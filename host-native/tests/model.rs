@@ -1,6 +1,7 @@
 //! Model-based test: random change-set sequences against `FsStore` and `MemStore`, with restarts
-//! (drop + reopen), simulated crashes (the file cut at a random byte of the last line written)
-//! and torn garbage tails, checked against the model after every step and every restart.
+//! (drop + reopen), simulated crashes (the file cut at a random byte of the last line written),
+//! kills (the checkpoints older than the logs' last lines, which reads then apply onto them) and
+//! torn garbage tails, checked against the model after every step and every restart.
 //!
 //! The model after a crash is rebuilt from the change sets that survived: a cut anywhere inside
 //! the last change set's bytes (one line, or a `begin` marker and its lines) loses it entirely,
@@ -44,6 +45,9 @@ enum Step {
     TornTail {
         session: usize,
     },
+    /// Restart after a `kill -9`: the cold-open checkpoints on disk are the ones the last open
+    /// found, older than the writes since (a close takes new ones).
+    Kill,
 }
 
 fn step_strategy() -> impl Strategy<Value = Step> {
@@ -56,6 +60,7 @@ fn step_strategy() -> impl Strategy<Value = Step> {
         1 => Just(Step::Restart),
         2 => (0u16..1000).prop_map(|at| Step::Crash { at }),
         1 => (0..SESSIONS.len()).prop_map(|session| Step::TornTail { session }),
+        2 => Just(Step::Kill),
     ]
 }
 
@@ -69,6 +74,19 @@ fn open(dir: &Path, sync: SyncMode) -> FsStore {
 
 fn log_path(dir: &Path, sid: &str) -> std::path::PathBuf {
     dir.join(format!("{}.jsonl", enc(sid)))
+}
+
+/// Every cold-open checkpoint in `dir`, with its bytes.
+fn checkpoints(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let Ok(files) = fs::read_dir(dir) else { return Vec::new() };
+    files
+        .filter_map(|file| file.ok().map(|f| f.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "ckpt"))
+        .map(|path| {
+            let bytes = fs::read(&path).expect("checkpoint");
+            (path, bytes)
+        })
+        .collect()
 }
 
 fn model_of(history: &[ChangeSet]) -> MemStore {
@@ -167,9 +185,11 @@ fn run(steps: Vec<Step>, sync: SyncMode) -> Result<(), TestCaseError> {
     let base = tempfile::tempdir().expect("tempdir");
     let dir = base.path().join("data");
     let mut store = open(&dir, sync);
+    let mut found_at_open = checkpoints(&dir);
     let mut history: Vec<ChangeSet> = Vec::new();
     let mut last: Option<LastLine> = None;
     for (i, step) in steps.into_iter().enumerate() {
+        let reopened = !matches!(step, Step::Apply(_));
         match step {
             Step::Apply(changes) => {
                 let path = log_path(&dir, &changes.session_id);
@@ -223,6 +243,17 @@ fn run(steps: Vec<Step>, sync: SyncMode) -> Result<(), TestCaseError> {
                 }
                 store = open(&dir, sync);
             }
+            Step::Kill => {
+                drop(store);
+                for (path, _) in checkpoints(&dir) {
+                    fs::remove_file(path).expect("remove checkpoint");
+                }
+                for (path, bytes) in &found_at_open {
+                    fs::write(path, bytes).expect("put checkpoint back");
+                }
+                store = open(&dir, sync);
+                last = None;
+            }
             Step::TornTail { session } => {
                 drop(store);
                 let path = log_path(&dir, SESSIONS[session]);
@@ -233,6 +264,9 @@ fn run(steps: Vec<Step>, sync: SyncMode) -> Result<(), TestCaseError> {
                 store = open(&dir, sync);
                 last = None;
             }
+        }
+        if reopened {
+            found_at_open = checkpoints(&dir);
         }
         check(&dir, &store, &model_of(&history), &format!("after step {i}"))?;
     }

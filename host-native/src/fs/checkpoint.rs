@@ -4,21 +4,24 @@
 //! `<enc(id)>.jsonl.ckpt` describes the log at one length: the session's meta and active leaf,
 //! every entry's id (sorted) with the byte span of the log line holding its body (or its body
 //! inline, when no line holds it: a delta changed it), and the active path as entry numbers with
-//! their classes. It is never the source of truth: it is only used when the log's inode, length
-//! and last 4 KB are the ones it was taken from and its own checksum holds; otherwise it is
-//! ignored (the session replays its log) and taken again. While a session is not replayed,
-//! reads of its meta, leaf, entries and active path are answered from its [`ColdView`]; anything
-//! else (a write, the feed, another branch) replays the log first. A background job takes the
-//! checkpoint about a second after a large session's last write, and a store being closed takes
-//! the ones that are behind: a crash costs at most one replay of the sessions written in its
-//! last second.
+//! their classes. It is never the source of truth: it is only used when the log is the one it was
+//! taken from (same inode, at least as long, the same 4 KB before that length) and its own
+//! checksum holds; otherwise it is ignored (the session replays its log) and taken again. The
+//! lines written after it (a `kill -9` within the second before the next checkpoint) are applied
+//! onto it at open ([`tail`]), so the first read costs the page and that tail, not the log.
+//! While a session is not replayed, reads of its meta, leaf, entries and active path are answered
+//! from its [`ColdView`]; anything else (a write, the feed, another branch) replays the log first.
+//! A background job takes the checkpoint about a second after a large session's last write, and a
+//! store being closed takes the ones that are behind.
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use session_core::jsonl::TailRepair;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::path_index::EntryClass;
 use session_core::wire::{SessionEntry, SessionMeta};
@@ -27,6 +30,8 @@ use session_core::StoreError;
 use super::io::io_err;
 use super::session::Loaded;
 use super::spill::{self, Span};
+
+mod tail;
 
 const VERSION: u32 = 1;
 /// Bytes at the end of the log whose checksum a checkpoint keeps.
@@ -45,13 +50,18 @@ struct LogStamp {
 }
 
 impl LogStamp {
+    /// The stamp of `file` at its length.
     fn of(file: &File) -> io::Result<LogStamp> {
         let meta = file.metadata()?;
-        let len = meta.len();
+        LogStamp::at(file, meta.ino(), meta.len())
+    }
+
+    /// The stamp `file` (inode `ino`) had when it was `len` bytes long, if it only grew since.
+    fn at(file: &File, ino: u64, len: u64) -> io::Result<LogStamp> {
         let from = len.saturating_sub(TAIL);
         let mut tail = vec![0; (len - from) as usize];
         file.read_exact_at(&mut tail, from)?;
-        Ok(LogStamp { ino: meta.ino(), len, tail_crc: crc32fast::hash(&tail) })
+        Ok(LogStamp { ino, len, tail_crc: crc32fast::hash(&tail) })
     }
 }
 
@@ -83,6 +93,24 @@ pub(crate) struct ColdView {
     meta: SessionMeta,
     log: File,
     log_path: PathBuf,
+    /// Entries the log added after the checkpoint ([`tail`]), numbered on from the image's.
+    added: Vec<Added>,
+    added_numbers: HashMap<String, usize>,
+    /// Entries whose body a delta after the checkpoint changed, whole.
+    changed: HashMap<usize, SessionEntry>,
+    /// What `added` and `changed` are charged against the cache budget.
+    tail_cost: usize,
+}
+
+/// An entry the log added after its checkpoint.
+#[derive(Debug)]
+struct Added {
+    id: String,
+    parent: Option<String>,
+    class: EntryClass,
+    span: Span,
+    /// Its position on the active path, or [`OFF_PATH`].
+    position: u32,
 }
 
 fn checkpoint_path(log_path: &Path) -> PathBuf {
@@ -110,7 +138,11 @@ impl Checkpoint {
     pub(crate) fn take(loaded: &Loaded, log_path: &Path) -> Result<Option<Checkpoint>, StoreError> {
         let state = &loaded.state;
         let Some(meta) = &state.meta else { return Ok(None) };
-        if state.path_index().broken().is_some() || !loaded.on_disk {
+        // A repair due means the log ends inside what replay dropped: not a place to go on from.
+        if state.path_index().broken().is_some()
+            || !loaded.on_disk
+            || loaded.repair != TailRepair::None
+        {
             return Ok(None);
         }
         let file = File::open(log_path).map_err(|e| io_err("open", log_path, &e))?;
@@ -244,17 +276,36 @@ impl ColdView {
             return None;
         }
         let log = File::open(log_path).ok()?;
-        if LogStamp::of(&log).ok()? != image.log {
+        let stat = log.metadata().ok()?;
+        if stat.len() < image.log.len
+            || LogStamp::at(&log, stat.ino(), image.log.len).ok()? != image.log
+        {
             return None;
         }
         let meta = serde_json::from_str(&image.meta).ok()?;
-        Some(ColdView { image, meta, log, log_path: log_path.to_path_buf() })
+        let mut view = ColdView {
+            image,
+            meta,
+            log,
+            log_path: log_path.to_path_buf(),
+            added: Vec::new(),
+            added_numbers: HashMap::new(),
+            changed: HashMap::new(),
+            tail_cost: 0,
+        };
+        view.follow_tail(stat.len())?;
+        Some(view)
     }
 
     /// Bytes charged against the cache budget.
     pub(crate) fn cost(&self) -> usize {
         let image = &self.image;
-        image.ids.len() + image.inline.len() + image.id_ends.len() * 20 + image.path.len() * 5 + 512
+        image.ids.len()
+            + image.inline.len()
+            + image.id_ends.len() * 20
+            + image.path.len() * 5
+            + self.tail_cost
+            + 512
     }
 
     /// The log length it describes.
@@ -270,7 +321,27 @@ impl ColdView {
         self.image.leaf.as_deref()
     }
 
+    /// The number of entry `id`, in the image or added after it.
+    fn number(&self, id: &str) -> Option<usize> {
+        self.image.number(id).or_else(|| self.added_numbers.get(id).copied())
+    }
+
+    /// Entry `number`'s position on the active path, or [`OFF_PATH`].
+    fn position(&self, number: usize) -> u32 {
+        match number.checked_sub(self.image.spans.len()) {
+            Some(added) => self.added[added].position,
+            None => self.image.position[number],
+        }
+    }
+
     fn body(&self, number: usize) -> Result<SessionEntry, StoreError> {
+        if let Some(entry) = self.changed.get(&number) {
+            return Ok(entry.clone());
+        }
+        if let Some(added) = number.checked_sub(self.image.spans.len()) {
+            let added = &self.added[added];
+            return spill::read_entry(&self.log, &self.log_path, &added.id, added.span);
+        }
         let image = &self.image;
         let (at, len) = image.spans[number];
         if len & INLINE != 0 {
@@ -285,7 +356,7 @@ impl ColdView {
 
     /// Entry `id`, whole.
     pub(crate) fn entry(&self, id: &str) -> Result<Option<SessionEntry>, StoreError> {
-        self.image.number(id).map(|n| self.body(n)).transpose()
+        self.number(id).map(|n| self.body(n)).transpose()
     }
 
     /// [`session_core::Store::path_locate`] on the active path; `None` for another leaf.
@@ -295,7 +366,7 @@ impl ColdView {
             return None;
         }
         let at = entry_id.and_then(|id| {
-            let at = image.position[image.number(id)?];
+            let at = self.position(self.number(id)?);
             (at != OFF_PATH).then(|| (at as usize, self.class_at(at as usize)))
         });
         Some(PathSpot { len: image.path.len(), at })
@@ -336,6 +407,7 @@ mod tests {
     use session_core::conformance::{custom_entry, message_entry, sample_meta};
     use session_core::path::PathSelect;
     use session_core::path_index::EntryClasses;
+    use session_core::wire::MessageDelta;
     use session_core::{ChangeSet, Store, Write};
 
     fn open(dir: &std::path::Path) -> FsStore {
@@ -378,7 +450,7 @@ mod tests {
     fn reads(store: &FsStore) -> String {
         let leaf = store.get_active_leaf("s").expect("leaf").expect("a leaf");
         let mut out = format!("{:?} {leaf}", store.get_meta("s"));
-        for id in ["e00", "e07", "b03", "zz"] {
+        for id in ["e00", "e07", "b03", "e20", "e21", "b10", "zz"] {
             out += &format!(" {:?}", store.get_entry("s", id));
             out += &format!(" {:?}", store.path_locate("s", &leaf, Some(id)));
         }
@@ -420,22 +492,78 @@ mod tests {
         assert_eq!(store.cached_sessions(), 0);
     }
 
-    /// A checkpoint that does not describe the log (written to after it, damaged) is ignored:
-    /// the session replays and answers what its log holds.
+    /// Writes `write` after the session's checkpoint and puts that checkpoint back, as a
+    /// `kill -9` before the next one leaves it; the reads the writes left.
+    fn killed_after(dir: &std::path::Path, write: impl FnOnce(&FsStore)) -> String {
+        let store = open(dir);
+        fill(&store);
+        drop(store);
+        let ckpt = dir.join("s.jsonl.ckpt");
+        let old = std::fs::read(&ckpt).expect("checkpoint");
+        let store = open(dir);
+        write(&store);
+        let expected = reads(&store);
+        drop(store);
+        std::fs::write(&ckpt, &old).expect("put back");
+        expected
+    }
+
+    /// What a live session writes after its checkpoint (entries under the leaf and leaf moves onto
+    /// them, a chain of entries and a leaf move to its end as `append-many` writes them, a
+    /// committed append, a delta to it, a meta update, an entry on another branch) is applied
+    /// onto the checkpoint at open: the reads are the log's, without a replay.
+    #[test]
+    fn lines_written_after_the_checkpoint_are_applied_onto_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let expected = killed_after(dir.path(), |store| {
+            extend(store);
+            let chain = ChangeSet::new("s")
+                .with(Write::PutEntry(message_entry("c1", Some("e20"), 30, "chain 1")))
+                .with(Write::PutEntry(custom_entry("c2", Some("c1"), 31)))
+                .with(Write::PutEntry(message_entry("c3", Some("c2"), 32, "chain 3")))
+                .with(Write::SetActiveLeaf("c3".into()));
+            store.apply(&chain).expect("chain");
+            let entry = message_entry("e21", None, 21, "streamed");
+            let commit = Write::CommitAppend { entry, parent_explicit: false };
+            store.apply(&ChangeSet::new("s").with(commit)).expect("commit");
+            let delta = MessageDelta {
+                session_id: "s".into(),
+                entry_id: "e21".into(),
+                revision: 1,
+                block_index: 0,
+                text: Some(" on".into()),
+                thinking: None,
+            };
+            let delta = Write::AppendDelta { delta, at: 500 };
+            store.apply(&ChangeSet::new("s").with(delta)).expect("delta");
+            let branch = message_entry("b10", Some("b09"), 110, "b");
+            store
+                .apply(
+                    &ChangeSet::new("s")
+                        .with(Write::PutEntry(branch))
+                        .with(Write::PutMeta(sample_meta("s", 600))),
+                )
+                .expect("branch");
+        });
+        assert!(expected.contains("streamed on") && expected.contains("chain 3"), "{expected}");
+        let store = open(dir.path());
+        assert_eq!(reads(&store), expected);
+        assert_eq!(store.cached_sessions(), 0, "answered without a replay");
+    }
+
+    /// A checkpoint that does not describe the log (a tail it cannot follow, damaged) is
+    /// ignored: the session replays and answers what its log holds.
     #[test]
     fn a_stale_or_damaged_checkpoint_is_never_used() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = open(dir.path());
-        fill(&store);
-        drop(store);
+        // The leaf moved to another branch: the checkpoint holds no parents to follow it with.
+        let expected = killed_after(dir.path(), |store| {
+            extend(store);
+            store
+                .apply(&ChangeSet::new("s").with(Write::SetActiveLeaf("b09".into())))
+                .expect("leaf");
+        });
         let ckpt = dir.path().join("s.jsonl.ckpt");
-        let old = std::fs::read(&ckpt).expect("checkpoint");
-        let store = open(dir.path());
-        extend(&store);
-        let expected = reads(&store);
-        drop(store);
-        // Stale: the checkpoint from before the write.
-        std::fs::write(&ckpt, &old).expect("put back");
         let store = open(dir.path());
         assert_eq!(reads(&store), expected);
         assert_eq!(store.cached_sessions(), 1, "a stale checkpoint replays");
