@@ -126,14 +126,15 @@ pub fn add_delta(
     Ok(())
 }
 
-const NOT_A_MESSAGE: &str = "not a message entry of this session";
-
-/// What an `append-delta` does to its entry: the text added to its block ([`add_delta`]) and the
-/// delta's revision set; rejected (the entry unchanged) when it is not a message or the block does
-/// not fit.
-pub fn delta_entry(entry: &mut SessionEntry, delta: &MessageDelta) -> Result<(), &'static str> {
-    let SessionEntry::Message { message, revision, .. } = entry else {
-        return Err(NOT_A_MESSAGE);
+/// What an `append-delta` does to its entry (`None`: the session has no entry of that id): the
+/// text added to its block ([`add_delta`]) and the delta's revision set; rejected (the entry
+/// unchanged) when it is not a message or the block does not fit.
+pub fn delta_entry(
+    entry: Option<&mut SessionEntry>,
+    delta: &MessageDelta,
+) -> Result<(), &'static str> {
+    let Some(SessionEntry::Message { message, revision, .. }) = entry else {
+        return Err("not a message entry of this session");
     };
     add_delta(message.content_mut(), delta)?;
     *revision = delta.revision;
@@ -243,10 +244,7 @@ impl SessionState {
         let reject = |why: &str| {
             Err(StoreError::rejected(alloc::format!("append_delta on {}: {why}", delta.entry_id)))
         };
-        let Some(entry) = self.entries.get_mut(&delta.entry_id) else {
-            return reject(NOT_A_MESSAGE);
-        };
-        if let Err(why) = delta_entry(entry, delta) {
+        if let Err(why) = delta_entry(self.entries.get_mut(&delta.entry_id), delta) {
             return reject(why);
         }
         if let Some(meta) = &mut self.meta {

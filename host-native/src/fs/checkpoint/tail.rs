@@ -77,7 +77,7 @@ impl ColdView {
                     Some(entry) => entry,
                     None => self.body(number).ok()?,
                 };
-                if record::delta_entry(&mut entry, delta).is_ok() {
+                if record::delta_entry(Some(&mut entry), delta).is_ok() {
                     self.meta.updated_at = *at;
                 }
                 self.changed.insert(number, entry);
