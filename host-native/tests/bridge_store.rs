@@ -197,12 +197,13 @@ fn writes_map_to_one_protocol_call_each_on_a_seed_main() {
     let calls = t.calls.lock().unwrap();
     let ids: Vec<&str> =
         calls.iter().map(|(id, _)| id.trim_start_matches("session::store::")).collect();
-    assert_eq!(ids.len(), 1 + 2 * 8, "{ids:?}");
-    assert_eq!(ids[9..], ids[1..9], "the second change set did not ask for apply again");
+    assert_eq!(ids.len(), 2 + 2 * 8, "{ids:?}");
+    assert_eq!(ids[10..], ids[2..10], "the second change set did not ask for apply again");
     assert_eq!(
-        ids[..9],
+        ids[..10],
         [
             "apply",
+            "get-meta",
             "put-entry",
             "set-active-leaf",
             "put-meta",
@@ -213,8 +214,42 @@ fn writes_map_to_one_protocol_call_each_on_a_seed_main() {
             "delete-meta"
         ]
     );
-    assert_eq!(calls[2].1, json!({"session_id": "s", "entry_id": "a"}));
-    assert_eq!(calls[4].1, json!({"session_id": "s", "attachment_id": "a_1"}));
+    assert_eq!(calls[3].1, json!({"session_id": "s", "entry_id": "a"}));
+    assert_eq!(calls[5].1, json!({"session_id": "s", "attachment_id": "a_1"}));
+}
+
+/// A main of ours that is down (killed, restarting) answers `function_not_found` for every
+/// function, the seed's included: a change set then fails, retryable, with nothing sent (no
+/// one-call-per-write fallback, which would not be all-or-nothing), and the next one asks for
+/// `apply` again once the main is back.
+#[test]
+fn a_main_that_is_down_fails_a_change_set_and_is_not_taken_for_a_seed_main() {
+    let up = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (t, store) = scripted({
+        let up = up.clone();
+        move |id| {
+            if !up.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(TransportError::Remote {
+                    code: FUNCTION_NOT_FOUND.into(),
+                    message: format!("function {id} not found"),
+                });
+            }
+            Ok(json!({"commit": null, "attachments_deleted": []}))
+        }
+    });
+    let changes = ChangeSet::new("s")
+        .with(Write::PutEntry(message_entry("a", None, 1, "a")))
+        .with(Write::PutMeta(sample_meta("s", 1)));
+    let err = store.apply(&changes).unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
+    assert!(err.to_string().contains("down or restarting"), "{err}");
+    assert_eq!(SessionError::from(err).code, ErrorCode::Storage);
+    up.store(true, std::sync::atomic::Ordering::SeqCst);
+    store.apply(&changes).unwrap();
+    let calls = t.calls.lock().unwrap();
+    let ids: Vec<&str> =
+        calls.iter().map(|(id, _)| id.trim_start_matches("session::store::")).collect();
+    assert_eq!(ids, ["apply", "get-meta", "apply"], "no write was sent while the main was down");
 }
 
 /// Against our main a multi-write change set is one `session::store::apply` call carrying every
@@ -421,7 +456,7 @@ fn a_list_page_is_one_call_on_our_main_and_a_sort_on_a_seed_main() {
         let calls = t.calls.lock().unwrap();
         let expected: &[&str] = match seed_only {
             false => &["list-page", "list-page"],
-            true => &["list-page", "list-metas", "list-metas"],
+            true => &["list-page", "get-meta", "list-metas", "list-metas"],
         };
         assert_eq!(*calls, expected, "seed_only {seed_only}");
     }

@@ -7,7 +7,9 @@
 //! Atomicity: a change set with several writes (append-many, fork, update-message, delete) goes
 //! to the main as one `session::store::apply` call (our extension), which the main applies all or
 //! nothing. A main that does not serve it (v1.0.32, or ours with `--seed-only`) answers
-//! `function_not_found`; the bridge then falls back to the seed's protocol, one call per write in
+//! `function_not_found`; the bridge then checks that the main serves the seed's protocol (a main
+//! of ours that is down answers `function_not_found` for everything: the change set fails,
+//! retryable, and nothing is sent), falls back to the seed's protocol, one call per write in
 //! the change set's order, stopping at the first failure, and asks again after
 //! [`EXTENSION_RETRY_AFTER`]. That fallback is NOT all-or-nothing: the writes before a failure stay on
 //! the main. The operations order their writes so the session meta comes last (put last on
@@ -178,12 +180,39 @@ impl BridgeStore {
         }
         let response = self.call_if_served::<C>(request())?;
         if response.is_none() {
+            if !self.serves_seed_protocol()? {
+                return Err(StoreError::Unavailable {
+                    function: C::ID.to_string(),
+                    detail: "the main serves no session::store::* function (down or restarting)"
+                        .to_string(),
+                });
+            }
             tracing::info!("bridge: the main does not serve {}; {fallback}", C::ID);
             missing().insert(C::ID, Instant::now());
         }
         Ok(response)
     }
+
+    /// Whether the main serves the seed's protocol, asked after it answered `function_not_found`
+    /// for an extension: a seed main does (any answer of `get-meta` but `function_not_found`); a
+    /// main of ours that is down or restarting does not (the engine unregistered all of its
+    /// functions), and falling back then would make its change sets non-atomic for
+    /// [`EXTENSION_RETRY_AFTER`]. (A main registering its functions as it comes up can, for
+    /// the few milliseconds between the seed's and the extensions' registrations, still look
+    /// like a seed main.)
+    fn serves_seed_protocol(&self) -> Result<bool, StoreError> {
+        match self.send::<GetMeta>(session(PROBE_SESSION))? {
+            Err(TransportError::Remote { code, .. }) if code == FUNCTION_NOT_FOUND => Ok(false),
+            Err(TransportError::Unavailable(detail)) => {
+                Err(StoreError::Unavailable { function: GetMeta::ID.to_string(), detail })
+            }
+            Ok(_) | Err(TransportError::Remote { .. }) => Ok(true),
+        }
+    }
 }
+
+/// The session id [`BridgeStore::serves_seed_protocol`] asks `get-meta` for (any answer will do).
+const PROBE_SESSION: &str = "session-manager-bridge-probe";
 
 /// The main's reply to `C`, decoded.
 fn decode<C: StoreCall>(reply: serde_json::Value) -> Result<Resp<C>, StoreError> {
