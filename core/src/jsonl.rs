@@ -415,6 +415,11 @@ pub fn enc(id: &str) -> String {
     out
 }
 
+/// The length of [`enc`]`(id)`, without building it.
+pub fn enc_len(id: &str) -> usize {
+    id.bytes().map(|b| if keep(b) { 1 } else { 3 }).sum()
+}
+
 /// Strict inverse of [`enc`]: `%` must be followed by two hex digits (either case), every other
 /// byte must be one `enc` keeps, and the result must be UTF-8. `None` otherwise.
 pub fn dec(name: &str) -> Option<String> {

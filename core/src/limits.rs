@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::catalog::{Attachments, Effects};
 use crate::env::Limits;
 use crate::error::{Result, SessionError};
-use crate::jsonl::enc;
+use crate::jsonl::enc_len;
 
 /// Deepest accepted nesting of arrays and objects in a request (the request object counts as
 /// one). Stored records add at most three levels, so every log line stays far below the 128 that
@@ -29,24 +29,24 @@ pub const MAX_ID_BYTES: usize = 200;
 pub const MAX_CURSOR_BYTES: usize = 4096;
 
 /// Where a request carries ids: top-level fields, and the records of the store protocol.
-const ID_POINTERS: &[&str] = &[
-    "/session_id",
-    "/entry_id",
-    "/parent_id",
-    "/attachment_id",
-    "/from_entry_id",
-    "/to_entry_id",
-    "/after_entry_id",
-    "/before_entry_id",
-    "/until_entry_id",
-    "/meta/session_id",
-    "/meta/attachment_id",
-    "/entry/id",
-    "/entry/parent_id",
+const ID_PATHS: &[&[&str]] = &[
+    &["session_id"],
+    &["entry_id"],
+    &["parent_id"],
+    &["attachment_id"],
+    &["from_entry_id"],
+    &["to_entry_id"],
+    &["after_entry_id"],
+    &["before_entry_id"],
+    &["until_entry_id"],
+    &["meta", "session_id"],
+    &["meta", "attachment_id"],
+    &["entry", "id"],
+    &["entry", "parent_id"],
 ];
 
 /// Arrays of ids.
-const ID_LIST_POINTERS: &[&str] = &["/entry_ids", "/attachment_ids"];
+const ID_LIST_PATHS: &[&[&str]] = &[&["entry_ids"], &["attachment_ids"]];
 
 /// The size budget of a request to a function with these catalog [`Effects`]:
 /// [`MAX_REQUEST_BYTES`], or for one that carries attachment bytes (the two `put-attachment`
@@ -105,27 +105,32 @@ fn measure(payload: &Value, max_bytes: usize) -> Result<()> {
     Ok(())
 }
 
-fn check_id(pointer: &str, id: &str) -> Result<()> {
-    let encoded = enc(id).len();
+fn check_id(path: &[&str], id: &str) -> Result<()> {
+    let encoded = enc_len(id);
     if encoded > MAX_ID_BYTES {
         return Err(SessionError::invalid_request(format!(
             "{} is too long: {encoded} bytes file-name encoded, the limit is {MAX_ID_BYTES}",
-            pointer.trim_start_matches('/').replace('/', ".")
+            path.join(".")
         )));
     }
     Ok(())
 }
 
+/// The value at `path` (object keys from the top), if every step is an object holding the key.
+fn at<'a>(payload: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(payload, |value, key| value.get(key))
+}
+
 fn check_ids(payload: &Value) -> Result<()> {
-    for pointer in ID_POINTERS {
-        if let Some(Value::String(id)) = payload.pointer(pointer) {
-            check_id(pointer, id)?;
+    for path in ID_PATHS {
+        if let Some(Value::String(id)) = at(payload, path) {
+            check_id(path, id)?;
         }
     }
-    for pointer in ID_LIST_POINTERS {
-        if let Some(Value::Array(items)) = payload.pointer(pointer) {
+    for path in ID_LIST_PATHS {
+        if let Some(Value::Array(items)) = at(payload, path) {
             for id in items.iter().filter_map(Value::as_str) {
-                check_id(pointer, id)?;
+                check_id(path, id)?;
             }
         }
     }

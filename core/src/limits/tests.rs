@@ -68,6 +68,12 @@ fn ids_are_limited_once_encoded() {
     ] {
         assert_eq!(code(check(payload, MAX_REQUEST_BYTES)), Some(ErrorCode::InvalidRequest));
     }
+    let nested = json!({ "entry": { "id": "ok", "parent_id": "%".repeat(MAX_ID_BYTES / 3 + 1) } });
+    let error = check(nested, MAX_REQUEST_BYTES).expect_err("long parent");
+    assert!(error.to_string().contains("entry.parent_id is too long"), "{error}");
+    for id in ["", "plain-id_1.x", "a/b c", "é~%", "\u{0}\u{7f}"] {
+        assert_eq!(crate::jsonl::enc_len(id), crate::jsonl::enc(id).len(), "{id:?}");
+    }
 }
 
 #[test]
