@@ -1,6 +1,7 @@
 //! The worker's shared state and the per-call path: mode gate, session lock, blocking dispatch on
 //! the live runtime, then publishing the events of the landed write.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use iii_sdk::{Error, IIIClient, InitOptions};
@@ -35,6 +36,25 @@ pub struct Worker {
     pub status: Mutex<ReloadStatus>,
     /// Serializes hot reloads.
     pub reload: tokio::sync::Mutex<()>,
+    /// Calls of [`Worker::call`] in progress: a write that is the only one flushes on its own
+    /// thread ([`Worker::execute`]).
+    in_flight: AtomicUsize,
+}
+
+/// One call counted in [`Worker::in_flight`] while it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        InFlight(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Where a call's time and fresh ids come from.
@@ -71,6 +91,7 @@ impl Worker {
             sources: Sources { clock: Arc::new(SystemClock), ids: Arc::new(random_ids()) },
             status: Mutex::new(ReloadStatus::default()),
             reload: tokio::sync::Mutex::new(()),
+            in_flight: AtomicUsize::new(0),
         }
     }
 
@@ -113,6 +134,7 @@ impl Worker {
 
     /// Runs one catalog function (not the operator ones) and publishes its events.
     pub async fn call(&self, op: &'static Operation, payload: Value) -> Result<Value, Error> {
+        let _in_flight = InFlight::enter(&self.in_flight);
         let runtime = self.runtime();
         if op.kind == OpKind::StoreProtocol && !runtime.is_authoritative() {
             return Err(Error::Handler(format!(
@@ -216,6 +238,7 @@ impl Worker {
         };
         drop(guard);
         let settled = match (flushes, read_of) {
+            (Some(flushes), _) if self.alone().await => flushes.wait_here(),
             (Some(flushes), _) => flushes.wait().await,
             (None, Some(sid)) if result.is_ok() => fs.settle(&sid).await,
             _ => Ok(()),
@@ -227,6 +250,23 @@ impl Worker {
             tokio::task::spawn_blocking(clean).await.map_err(panicked)?;
         }
         Ok(result.and_then(|outcome| settled.map(|()| outcome).map_err(SessionError::from)))
+    }
+}
+
+impl Worker {
+    /// Whether the calling write is the only call in progress, once the calls already received
+    /// have had their turn (two yields: the connection's reader queues the frames waiting on the
+    /// socket, then their handlers start). Then nothing could share its flush, and the hand-off
+    /// to a blocking thread and back costs more than the flush itself: it flushes on its own
+    /// thread (a frame that arrives meanwhile waits for that flush).
+    async fn alone(&self) -> bool {
+        for _ in 0..2 {
+            if self.in_flight.load(Ordering::SeqCst) > 1 {
+                return false;
+            }
+            tokio::task::yield_now().await;
+        }
+        self.in_flight.load(Ordering::SeqCst) == 1
     }
 }
 

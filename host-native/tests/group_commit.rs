@@ -2,7 +2,8 @@
 //! lock, deferred flush, ordered publishing) over an fs store whose flushes are slowed (and once
 //! failed) by an IO double: concurrent writers of ONE session share flushes; every acknowledged
 //! append is on disk in one chain; events come in the chain's order; a failed flush fails exactly
-//! the writes it covered (none of them is on disk, none has an event) and writing goes on.
+//! the writes it covered (none of them is on disk, none has an event) and writing goes on; a lone
+//! append flushes on its caller's thread.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -178,4 +179,45 @@ async fn a_failed_group_flush_fails_exactly_the_writes_it_covered() {
     assert_eq!(on_disk.len() - 1, acked.len(), "every acknowledged append on disk");
     let events: Vec<String> = s.events.0.lock().unwrap().iter().map(text_of).collect();
     assert_eq!(events, on_disk, "events of acknowledged writes only, in the chain's order");
+}
+
+/// A lone append (no other call in progress) flushes on the calling thread, not through a
+/// blocking thread; its flush failing fails it, leaves nothing of it on disk or in reads, and the
+/// next lone append lands.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lone_append_flushes_on_its_own_thread_and_fails_alone() {
+    let s = setup();
+    let caller = std::thread::current().id();
+    let flushed_on = Arc::new(Mutex::new(Vec::new()));
+    s.io.set_hook(Arc::new({
+        let flushed_on = flushed_on.clone();
+        move |kind, path| {
+            if kind == OpKind::SyncData && path.extension().is_some_and(|e| e == "jsonl") {
+                flushed_on.lock().unwrap().push(std::thread::current().id());
+            }
+        }
+    }));
+    call(&s.worker, "session::ensure", json!({"session_id": "s"})).await.unwrap();
+    let append = |text: &str| {
+        let msg =
+            json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1});
+        call(&s.worker, "session::append", json!({"session_id": "s", "message": msg}))
+    };
+    append("one").await.unwrap();
+    flushed_on.lock().unwrap().clear();
+    append("two").await.unwrap();
+    assert_eq!(*flushed_on.lock().unwrap(), [caller], "one flush, on the caller's thread");
+
+    s.io.fail_next(OpKind::SyncData, ".jsonl", Fault::Io);
+    match append("lost").await {
+        Err(iii_sdk::Error::Remote { code, .. }) => assert_eq!(code, "session/storage"),
+        other => panic!("the failed flush was acknowledged: {other:?}"),
+    }
+    append("three").await.unwrap();
+    assert_eq!(path_on_disk(s.dir.path()), ["one", "two", "three"]);
+    let tail = call(&s.worker, "session::messages-tail", json!({"session_id": "s", "limit": 10}))
+        .await
+        .unwrap();
+    let served: Vec<String> = tail["messages"].as_array().unwrap().iter().map(text_of).collect();
+    assert_eq!(served, ["one", "two", "three"], "{tail}");
 }

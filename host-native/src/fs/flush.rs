@@ -143,6 +143,12 @@ impl Flushes {
         Flushes { tickets, io }
     }
 
+    /// [`Self::wait`] on this thread: a flush this call leads runs here (for a caller that has
+    /// nothing else to do meanwhile; an async caller blocks its runtime for the flush).
+    pub fn wait_here(self) -> Result<(), StoreError> {
+        self.tickets.iter().try_for_each(|ticket| ticket.wait(&*self.io))
+    }
+
     /// Resolves once every write is durable; `Err` when a flush failed (the writes are not
     /// acknowledged).
     pub async fn wait(self) -> Result<(), StoreError> {

@@ -6,7 +6,9 @@
 //! (the default, issue 16) commits a session's writes in groups (`flush.rs`): a write lands
 //! under the slot lock, the worker releases the session lock, and the first writer that finds
 //! no flush running leads one `fdatasync` covering every write landed so far; the session's next
-//! writers are decided and written meanwhile and share the next flush. Events are published in
+//! writers are decided and written meanwhile and share the next flush (on a blocking thread; a
+//! write that is the worker's only call in progress flushes on its own thread, `worker.rs`,
+//! since nothing could share its flush and the hand-off costs more). Events are published in
 //! lock order all the same (`locks.rs`). Across sessions, flushes run concurrently, and a
 //! journaling file system (ext4, xfs) commits the flushes that arrive together in one journal
 //! transaction and one device cache flush.
