@@ -217,13 +217,16 @@ pub fn plan_session_writes_in_place(
                 };
                 let seq = next.feed.latest_seq() + 1;
                 let change = Change { seq, change_type, payload, timestamp: *timestamp };
-                let mut logged = LoggedChange::full(&change);
-                if derived {
-                    logged.payload = None;
-                }
-                let record = Record::Change { change: logged };
-                next.apply(&record);
-                records.push(record);
+                let logged = LoggedChange {
+                    seq,
+                    change_type: change.change_type.clone(),
+                    payload: (!derived).then(|| change.payload.clone()),
+                    timestamp: change.timestamp,
+                };
+                // What applying the record does (its payload rebuilt when derived), without
+                // building the payload a second time.
+                next.feed.record(change.clone());
+                records.push(Record::Change { change: logged });
                 changes.push(change);
             }
             next.feed.trim(*retention);
