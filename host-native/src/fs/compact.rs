@@ -129,6 +129,23 @@ impl Compactor {
         self.shared.changed.notify_all();
     }
 
+    /// Makes the queued checkpoints due now and blocks until no job of either kind is queued or
+    /// running: afterwards nothing in the background holds a slot lock (tests that assert what
+    /// the non-blocking view serves).
+    #[cfg(test)]
+    pub(crate) fn drain(&self) {
+        if self.thread.is_none() {
+            return;
+        }
+        let mut q = self.shared.lock();
+        let now = Instant::now();
+        q.checkpoints.iter_mut().for_each(|(due, _)| *due = now);
+        self.shared.changed.notify_all();
+        while !q.jobs.is_empty() || !q.checkpoints.is_empty() || q.running {
+            q = self.shared.changed.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
     /// Blocks until the compaction queue is empty and no job runs.
     pub(crate) fn wait_idle(&self) {
         if self.thread.is_none() {

@@ -200,6 +200,12 @@ impl FsStore {
         self.compactor.wait_idle();
     }
 
+    /// Runs every queued background job, checkpoints included, and waits for them.
+    #[cfg(test)]
+    pub(crate) fn drain_background(&self) {
+        self.compactor.drain();
+    }
+
     /// Number of sessions currently held replayed in memory.
     pub fn cached_sessions(&self) -> usize {
         self.all_slots().iter().filter(|(_, s)| lock(&s.inner).is_some()).count()
