@@ -237,6 +237,9 @@ impl Worker {
             }
         };
         drop(guard);
+        // Nothing to flush (`fsync: never`): no look for company either (its yields cost a
+        // scheduler pass each).
+        let flushes = flushes.filter(|f| !f.is_empty());
         let settled = match (flushes, read_of) {
             (Some(flushes), _) if self.alone().await => flushes.wait_here(),
             (Some(flushes), _) => flushes.wait().await,

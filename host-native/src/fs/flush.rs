@@ -143,6 +143,11 @@ impl Flushes {
         Flushes { tickets, io }
     }
 
+    /// Whether there is nothing to wait for (`fsync: never`, or writes that appended nothing).
+    pub fn is_empty(&self) -> bool {
+        self.tickets.is_empty()
+    }
+
     /// [`Self::wait`] on this thread: a flush this call leads runs here (for a caller that has
     /// nothing else to do meanwhile; an async caller blocks its runtime for the flush).
     pub fn wait_here(self) -> Result<(), StoreError> {
