@@ -386,11 +386,6 @@ impl Round {
         self.sequential_failed.iter().copied().chain(self.writer_phases().map(|w| w.failed))
     }
 
-    /// Calls given up unanswered per writers phase, in the order of [`WRITER_PHASES`].
-    fn lost(&self) -> impl Iterator<Item = usize> + '_ {
-        self.writer_phases().map(|w| w.lost)
-    }
-
     /// Every writers phase, in the order of [`WRITER_PHASES`].
     fn writer_phases(&self) -> impl Iterator<Item = &Phase> + '_ {
         self.writers.iter().chain(&self.shared)
@@ -431,6 +426,26 @@ async fn round(iii: &IIIClient, args: &Args) -> Round {
         shared,
         sequential_failed: [noop_failed, append_failed, get_failed, schema_failed],
     }
+}
+
+/// Sums `counts` (one per phase, in the order of `phases`) over the rounds: the total, and
+/// `"<phase> <count>"` for every phase with a count above zero.
+fn per_phase(
+    phases: &[&str],
+    rounds: &[Round],
+    counts: impl Fn(&Round) -> Vec<usize>,
+) -> (usize, Vec<String>) {
+    let mut totals = vec![0usize; phases.len()];
+    for round in rounds {
+        totals.iter_mut().zip(counts(round)).for_each(|(total, c)| *total += c);
+    }
+    let named = phases
+        .iter()
+        .zip(&totals)
+        .filter(|(_, count)| **count > 0)
+        .map(|(phase, count)| format!("{phase} {count}"))
+        .collect();
+    (totals.iter().sum(), named)
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -656,41 +671,27 @@ async fn main() {
         );
     }
     cpu_table(&rounds, &args);
-    let mut per_phase_failed = [0usize; PHASES.len()];
-    for round in &rounds {
-        per_phase_failed.iter_mut().zip(round.failed()).for_each(|(total, f)| *total += f);
-    }
-    let failed: usize = per_phase_failed.iter().sum();
+    let (failed, failed_by_phase) = per_phase(&PHASES, &rounds, |r| r.failed().collect());
     let completed: f64 = rounds
         .iter()
         .map(|r| r.writer_phases().map(|w| w.rate).sum::<f64>() * args.window_secs)
         .sum();
     let calls = rounds.len() * 4 * n + completed as usize;
-    let per_phase: Vec<String> = PHASES
-        .iter()
-        .zip(per_phase_failed)
-        .filter(|(_, count)| *count > 0)
-        .map(|(phase, count)| format!("{phase} {count}"))
-        .collect();
     println!(
         "\nrounds: {}; medians per column, ratio = median of the per-round ratios (each round in \
          parentheses); failed calls (timeouts/errors): {failed} of {calls}{}",
         rounds.len(),
-        if per_phase.is_empty() { String::new() } else { format!(" ({})", per_phase.join(", ")) }
+        if failed_by_phase.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", failed_by_phase.join(", "))
+        }
     );
-    let mut per_phase_lost = [0usize; WRITER_PHASES.len()];
-    for round in &rounds {
-        per_phase_lost.iter_mut().zip(round.lost()).for_each(|(total, l)| *total += l);
-    }
-    let lost: Vec<String> = WRITER_PHASES
-        .iter()
-        .zip(per_phase_lost)
-        .filter(|(_, count)| *count > 0)
-        .map(|(phase, count)| format!("{phase} {count}"))
-        .collect();
+    let (_, lost) =
+        per_phase(&WRITER_PHASES, &rounds, |r: &Round| r.writer_phases().map(|w| w.lost).collect());
     println!(
         "answers given up after {} ms in the writers phases (lost by the engine, see --help): {}",
-        args.give_up_ms,
+        args.writers().give_up_ms,
         if lost.is_empty() { "none".to_string() } else { lost.join(", ") }
     );
     if let Some(bridge_url) = &args.bridge_url {

@@ -134,25 +134,24 @@ impl Compactor {
     /// the non-blocking view serves).
     #[cfg(test)]
     pub(crate) fn drain(&self) {
-        if self.thread.is_none() {
-            return;
-        }
-        let mut q = self.shared.lock();
         let now = Instant::now();
-        q.checkpoints.iter_mut().for_each(|(due, _)| *due = now);
+        self.shared.lock().checkpoints.iter_mut().for_each(|(due, _)| *due = now);
         self.shared.changed.notify_all();
-        while !q.jobs.is_empty() || !q.checkpoints.is_empty() || q.running {
-            q = self.shared.changed.wait(q).unwrap_or_else(|p| p.into_inner());
-        }
+        self.wait_while(|q| !q.jobs.is_empty() || !q.checkpoints.is_empty() || q.running);
     }
 
     /// Blocks until the compaction queue is empty and no job runs.
     pub(crate) fn wait_idle(&self) {
+        self.wait_while(|q| !q.jobs.is_empty() || q.running);
+    }
+
+    /// Blocks while `busy` holds for the queue (at once when there is no compaction thread).
+    fn wait_while(&self, busy: impl Fn(&Queue) -> bool) {
         if self.thread.is_none() {
             return;
         }
         let mut q = self.shared.lock();
-        while !q.jobs.is_empty() || q.running {
+        while busy(&q) {
             q = self.shared.changed.wait(q).unwrap_or_else(|p| p.into_inner());
         }
     }
