@@ -18,9 +18,12 @@
 //! processes' included (here: p90 8 ms, max 31 ms, against p90 4 ms for `fdatasync`), and the
 //! followers wait for a flush that started after their write, so up to two flush latencies; in the
 //! same run 32 sessions reached 15.3k durable appends/s with it against 18.2k/s with concurrent
-//! `fdatasync` (BENCHMARKS.md). A shared write-ahead log flushed once per batch (one file, one
-//! `fdatasync`) measured no better than concurrent per-file flushes on this disk (the raw bounds
-//! in the same bench), so the log format stays one file per session.
+//! `fdatasync` (BENCHMARKS.md). A shared write-ahead log flushed once per batch measured no better
+//! than concurrent per-file flushes in the disk's raw bounds, but those measure flush latency:
+//! through the engine the worker is CPU-bound, and a prototype with one preallocated shared file
+//! and one flusher thread closed most of the gap (BENCHMARKS.md, "A shared journal, measured
+//! before it is built"; the design in `architecture/fs-store.md`). Not built yet: the log format
+//! stays one file per session.
 
 use serde::{Deserialize, Serialize};
 
