@@ -41,12 +41,19 @@ struct Setup {
     dir: tempfile::TempDir,
 }
 
-/// A worker over an fs store in `group` mode whose session-file flushes take 3 ms.
+/// A durable flush of appends in `group` mode: of the data_dir's journal.
+fn is_flush(kind: OpKind, path: &std::path::Path) -> bool {
+    kind == OpKind::SyncData && path.file_name().is_some_and(|n| n == JOURNAL)
+}
+
+const JOURNAL: &str = ".session-journal";
+
+/// A worker over an fs store in `group` mode whose journal flushes take 3 ms.
 fn setup() -> Setup {
     let dir = tempfile::tempdir().expect("tempdir");
     let io = Arc::new(FaultyIo::new());
     io.set_hook(Arc::new(|kind, path| {
-        if kind == OpKind::SyncData && path.extension().is_some_and(|e| e == "jsonl") {
+        if is_flush(kind, path) {
             std::thread::sleep(Duration::from_millis(3));
         }
     }));
@@ -118,9 +125,7 @@ fn path_on_disk(dir: &std::path::Path) -> Vec<String> {
 
 fn session_flushes(io: &FaultyIo) -> usize {
     let ops = io.ops();
-    ops.iter()
-        .filter(|(k, p)| *k == OpKind::SyncData && p.extension().is_some_and(|e| e == "jsonl"))
-        .count()
+    ops.iter().filter(|(k, p)| is_flush(*k, p)).count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -158,7 +163,7 @@ async fn a_failed_group_flush_fails_exactly_the_writes_it_covered() {
     call(&s.worker, "session::append", json!({"session_id": "s", "message": warmup}))
         .await
         .unwrap();
-    s.io.fail_next(OpKind::SyncData, ".jsonl", Fault::Io);
+    s.io.fail_next(OpKind::SyncData, JOURNAL, Fault::Io);
     let outcomes = append_together(&s.worker).await;
     assert!(!s.io.fired().is_empty(), "the injected flush fault never fired");
     let failed: HashSet<&str> = outcomes.iter().filter(|o| !o.1).map(|o| o.0.as_str()).collect();
@@ -192,7 +197,7 @@ async fn a_lone_append_flushes_on_its_own_thread_and_fails_alone() {
     s.io.set_hook(Arc::new({
         let flushed_on = flushed_on.clone();
         move |kind, path| {
-            if kind == OpKind::SyncData && path.extension().is_some_and(|e| e == "jsonl") {
+            if is_flush(kind, path) {
                 flushed_on.lock().unwrap().push(std::thread::current().id());
             }
         }
@@ -208,7 +213,7 @@ async fn a_lone_append_flushes_on_its_own_thread_and_fails_alone() {
     append("two").await.unwrap();
     assert_eq!(*flushed_on.lock().unwrap(), [caller], "one flush, on the caller's thread");
 
-    s.io.fail_next(OpKind::SyncData, ".jsonl", Fault::Io);
+    s.io.fail_next(OpKind::SyncData, JOURNAL, Fault::Io);
     match append("lost").await {
         Err(iii_sdk::Error::Remote { code, .. }) => assert_eq!(code, "session/storage"),
         other => panic!("the failed flush was acknowledged: {other:?}"),

@@ -17,6 +17,7 @@ use super::vfs::{FsIo, RealIo};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OpKind {
     OpenAppend,
+    OpenWrite,
     Create,
     Write,
     SyncData,
@@ -176,6 +177,21 @@ impl FsIo for FaultyIo {
             }
             Some(fault) => Err(fault.error()),
             None => RealIo.write(file, path, bytes),
+        }
+    }
+
+    fn open_write(&self, path: &Path) -> io::Result<File> {
+        self.run(OpKind::OpenWrite, path, || RealIo.open_write(path))
+    }
+
+    fn write_at(&self, file: &File, path: &Path, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        match self.check(OpKind::Write, path) {
+            Some(Fault::Short) => {
+                RealIo.write_at(file, path, offset, &bytes[..bytes.len() / 2])?;
+                Err(Fault::Short.error())
+            }
+            Some(fault) => Err(fault.error()),
+            None => RealIo.write_at(file, path, offset, bytes),
         }
     }
 

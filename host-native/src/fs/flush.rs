@@ -30,6 +30,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use session_core::StoreError;
 
 use super::io::io_err;
+use super::journal::Journal;
 use super::session::Slot;
 use super::vfs::FsIo;
 
@@ -59,6 +60,9 @@ struct FlushState {
     durable_len: u64,
     /// A flush failed and the log is not cut back yet.
     poisoned: bool,
+    /// With the journal (`fsync: group`): it, and the sequence number of the session's latest
+    /// record there; a flush then waits for the journal instead of syncing the file.
+    journal: Option<(Arc<Journal>, u64)>,
     /// Ranges `(from, to]` of `written` that a failed flush dropped, and why.
     failed: Vec<(u64, u64, String)>,
 }
@@ -120,6 +124,12 @@ impl Ticket {
             match next {
                 Next::Done(result) => return result,
                 Next::Wait => notified.await,
+                Next::Lead if flusher.journaled().is_some() => {
+                    let (journal, seq, target, target_len) =
+                        flusher.journaled().expect("checked just before");
+                    let result = journal.wait_async(seq).await;
+                    flusher.finish(target, target_len, result);
+                }
                 Next::Lead => {
                     let (slot, io) = (Arc::clone(&self.slot), Arc::clone(io));
                     let led = tokio::task::spawn_blocking(move || slot.flusher.lead(&*io));
@@ -171,8 +181,17 @@ fn lock(m: &Mutex<FlushState>) -> MutexGuard<'_, FlushState> {
 impl Flusher {
     /// Registers an append of `bytes` to `file` (at `path`), written at log length `base`; called
     /// under the slot lock right after the write. Returns the count its ticket waits for.
-    pub(crate) fn register(&self, file: &Arc<File>, path: PathBuf, base: u64, bytes: u64) -> u64 {
+    /// `journal`: the journal and the sequence number of the record this append wrote there.
+    pub(crate) fn register(
+        &self,
+        file: &Arc<File>,
+        path: PathBuf,
+        base: u64,
+        bytes: u64,
+        journal: Option<(&Arc<Journal>, u64)>,
+    ) -> u64 {
         let mut st = lock(&self.state);
+        st.journal = journal.map(|(j, seq)| (Arc::clone(j), seq));
         if st.durable == st.written && !st.poisoned {
             st.durable_len = base;
         }
@@ -228,13 +247,30 @@ impl Flusher {
         st.flushing = true;
         let (target, target_len) = (st.written, st.written_len);
         let file = st.file.clone();
+        let journal = st.journal.clone();
         drop(st);
-        let result = match &file {
-            Some((file, path)) => io.sync_data(file, path).map_err(|e| io_err("flush", path, &e)),
-            None => Ok(()),
+        let result = match (&journal, &file) {
+            (Some((journal, seq)), _) => journal.wait(*seq),
+            (None, Some((file, path))) => {
+                io.sync_data(file, path).map_err(|e| io_err("flush", path, &e))
+            }
+            (None, None) => Ok(()),
         };
+        lock(&self.state).flushing = false;
+        self.finish(target, target_len, result);
+    }
+
+    /// With the journal: it, its sequence number to wait for, and the count and log length that
+    /// are durable once it is.
+    fn journaled(&self) -> Option<(Arc<Journal>, u64, u64, u64)> {
+        let st = lock(&self.state);
+        let (journal, seq) = st.journal.clone()?;
+        Some((journal, seq, st.written, st.written_len))
+    }
+
+    /// Records how a flush covering the first `target` bytes (log length `target_len`) ended.
+    fn finish(&self, target: u64, target_len: u64, result: Result<(), StoreError>) {
         let mut st = lock(&self.state);
-        st.flushing = false;
         match result {
             Ok(()) if !st.poisoned => {
                 if target > st.durable {
@@ -243,11 +279,12 @@ impl Flusher {
                 }
             }
             Ok(()) => {}
-            Err(e) => {
+            Err(e) if st.durable < target => {
                 let (from, to) = (st.durable, st.written);
                 st.failed.push((from, to, e.to_string()));
                 st.poisoned = true;
             }
+            Err(_) => {}
         }
         drop(st);
         self.flushed.notify_all();
@@ -256,9 +293,23 @@ impl Flusher {
 
     /// Makes every pending byte durable now (the slot lock held: no write can register
     /// meanwhile). Called before the log file is replaced. A failure poisons as in [`Self::wait`].
+    /// With the journal, the file is then synced and a durable reset recorded
+    /// ([`Journal::reset`]), so a replay never applies its records to the file that replaces it.
     pub(crate) fn flush_pending(&self, io: &dyn FsIo) -> Result<(), StoreError> {
         let upto = lock(&self.state).written;
-        self.wait(io, upto)
+        self.wait(io, upto)?;
+        let mut st = lock(&self.state);
+        let journaled = st.journal.take().zip(st.file.as_ref().map(|(_, path)| path.clone()));
+        drop(st);
+        if let Some(((journal, seq), path)) = journaled {
+            let name =
+                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Err(e) = journal.reset(&name) {
+                lock(&self.state).journal = Some((journal, seq));
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// After the log was replaced by a file of `len` bytes holding everything written (a rewrite
@@ -266,6 +317,7 @@ impl Flusher {
     pub(crate) fn moved(&self, len: u64) {
         let mut st = lock(&self.state);
         st.file = None;
+        st.journal = None;
         st.durable = st.written;
         (st.written_len, st.durable_len) = (len, len);
     }

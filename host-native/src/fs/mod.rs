@@ -29,6 +29,7 @@ mod faulty;
 mod flush;
 mod inline;
 mod io;
+mod journal;
 mod offline;
 mod session;
 mod spill;
@@ -89,6 +90,8 @@ pub struct FsConfig {
     pub spill_above: u64,
     /// Every write-side file operation goes through this seam ([`RealIo`]; tests inject faults).
     pub io: Arc<dyn FsIo>,
+    /// With `fsync: group`: the journal's largest size before it rolls over (tests make it small).
+    pub journal_bytes: u64,
 }
 
 /// 1024, or half the process's soft open-file limit when that is lower (at least 16): every cached
@@ -119,6 +122,7 @@ impl FsConfig {
             spill_above: SPILL_ABOVE_BYTES,
             feed_retention: session_core::feed::DEFAULT_RETENTION,
             io: Arc::new(RealIo),
+            journal_bytes: journal::MAX_CAP,
         }
     }
 
@@ -145,15 +149,26 @@ pub struct FsStore {
     evicting: Mutex<()>,
     compactor: Compactor,
     feed_retention: std::sync::atomic::AtomicUsize,
+    /// `fsync: group`: the data_dir's journal (dropped after the compactor, which may reset it).
+    journal: Option<Arc<journal::JournalHandle>>,
 }
 
 impl FsStore {
     /// Opens (creating if needed) `cfg.data_dir`. Replays nothing: sessions load on first touch.
     pub fn open(cfg: FsConfig) -> Result<Self, StoreError> {
         cfg.io.create_dir_all(&cfg.data_dir).map_err(|e| io_err("create", &cfg.data_dir, &e))?;
+        // Before anything reads a session file: what a crash left only in the journal goes back.
+        let journal = if cfg.sync == SyncMode::Group {
+            let initial = journal::INITIAL_CAP.min(cfg.journal_bytes);
+            Some(journal::shared(&cfg.data_dir, &cfg.io, initial, cfg.journal_bytes)?.0)
+        } else {
+            journal::recover_if_left(&cfg.data_dir, &*cfg.io)?;
+            None
+        };
         let attachments = Attachments::new(&cfg.data_dir, Arc::clone(&cfg.io));
         attachments.recover(&cfg.data_dir)?;
         Ok(FsStore {
+            journal,
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             hasher: RandomState::new(),
             catalog: Catalog::default(),
@@ -219,6 +234,7 @@ impl FsStore {
             spill_above: self.cfg.spill_above,
             feed_retention: self.feed_retention.load(Ordering::Relaxed),
             io: &*self.cfg.io,
+            journal: self.journal.as_deref().map(journal::JournalHandle::journal),
         }
     }
 

@@ -18,6 +18,7 @@ use super::checkpoint::{self, ColdView};
 use super::compact::next_epoch;
 use super::flush::Flusher;
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
+use super::journal::Journal;
 use super::spill::{self, Spilled, STUB_COST};
 use super::sync::SyncMode;
 use super::vfs::FsIo;
@@ -78,6 +79,8 @@ pub(crate) struct Ctx<'a> {
     /// Changes a replay keeps per feed.
     pub(crate) feed_retention: usize,
     pub(crate) io: &'a dyn FsIo,
+    /// The data_dir's journal (`fsync: group`): appends are durable through it.
+    pub(crate) journal: Option<&'a Arc<Journal>>,
 }
 
 impl Ctx<'_> {
@@ -85,13 +88,25 @@ impl Ctx<'_> {
         self.data_dir.join(format!("{}.jsonl", enc(sid)))
     }
 
-    /// Flushes an append in place in mode `always`; `group` leaves it to the flusher.
-    fn flush(&self, file: &Arc<File>, path: &Path) -> Result<(), StoreError> {
-        match self.sync {
-            SyncMode::Always => {
-                self.io.sync_data(file, path).map_err(|e| io_err("flush", path, &e))
+    /// Flushes an append of `bytes` at `base` in place in mode `always`; `group` records it in
+    /// the journal and leaves the flush to the flusher: the journal's sequence number.
+    fn flush(
+        &self,
+        file: &Arc<File>,
+        path: &Path,
+        base: u64,
+        bytes: &[u8],
+    ) -> Result<Option<(&Arc<Journal>, u64)>, StoreError> {
+        match (self.sync, self.journal) {
+            (SyncMode::Always, _) => {
+                self.io.sync_data(file, path).map_err(|e| io_err("flush", path, &e))?;
+                Ok(None)
             }
-            SyncMode::Group | SyncMode::Never => Ok(()),
+            (SyncMode::Group, Some(journal)) => {
+                let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+                Ok(Some((journal, journal.append(&name, file, base, bytes)?)))
+            }
+            (SyncMode::Group | SyncMode::Never, _) => Ok(None),
         }
     }
 }
@@ -299,14 +314,17 @@ impl Loaded {
             if created && ctx.sync != SyncMode::Never {
                 sync_dir(ctx.io, ctx.data_dir)?;
             }
-            ctx.flush(&file, &path)
+            ctx.flush(&file, &path, base, &line)
         });
-        if let Err(e) = flushed {
-            // Undo what may have reached the file; the next touch replays the disk either way.
-            let _ = ctx.io.set_len(&file, &path, base);
-            self.file = None;
-            return Err(e);
-        }
+        let journaled = match flushed {
+            Ok(journaled) => journaled,
+            Err(e) => {
+                // Undo what may have reached the file; the next touch replays the disk either way.
+                let _ = ctx.io.set_len(&file, &path, base);
+                self.file = None;
+                return Err(e);
+            }
+        };
         self.on_disk = true;
         self.len = base + line.len() as u64;
         self.repair = TailRepair::None;
@@ -314,7 +332,7 @@ impl Loaded {
         let spill = self.spills(ctx);
         self.spilled.note(&mut self.state, records, &spans, spill);
         let ticket = (ctx.sync == SyncMode::Group)
-            .then(|| flusher.register(&file, path, base, line.len() as u64));
+            .then(|| flusher.register(&file, path, base, line.len() as u64, journaled));
         Ok(ticket)
     }
 

@@ -19,6 +19,11 @@ pub trait FsIo: Send + Sync + fmt::Debug {
     fn create(&self, path: &Path) -> io::Result<File>;
     /// Writes all of `bytes` to `file` (at its end for append-mode files).
     fn write(&self, file: &File, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Opens an existing file for positional reads and writes (no append mode: the journal, and
+    /// the session files its replay repairs).
+    fn open_write(&self, path: &Path) -> io::Result<File>;
+    /// Writes all of `bytes` at `offset` of a file from [`FsIo::open_write`].
+    fn write_at(&self, file: &File, path: &Path, offset: u64, bytes: &[u8]) -> io::Result<()>;
     /// `fdatasync` of one file.
     fn sync_data(&self, file: &File, path: &Path) -> io::Result<()>;
     /// Flushes the whole file system holding `file` (`syncfs` on Linux; else `fdatasync`).
@@ -48,6 +53,21 @@ impl FsIo for RealIo {
 
     fn write(&self, file: &File, _: &Path, bytes: &[u8]) -> io::Result<()> {
         (&*file).write_all(bytes)
+    }
+
+    fn open_write(&self, path: &Path) -> io::Result<File> {
+        OpenOptions::new().read(true).write(true).open(path)
+    }
+
+    fn write_at(&self, file: &File, _: &Path, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        #[cfg(unix)]
+        return std::os::unix::fs::FileExt::write_all_at(file, bytes, offset);
+        #[cfg(not(unix))]
+        {
+            use std::io::{Seek, SeekFrom};
+            (&*file).seek(SeekFrom::Start(offset))?;
+            (&*file).write_all(bytes)
+        }
     }
 
     fn sync_data(&self, file: &File, _: &Path) -> io::Result<()> {
