@@ -7,7 +7,15 @@ use session_manager::{boot, manifest, migrate, transfer};
 
 /// Runs an offline export / import and prints one line per session moved.
 fn run_offline(command: Command) -> ! {
-    let dir = |d: Option<String>| resolve_data_dir(&d.unwrap_or_else(default_data_dir));
+    let dir = |d: Option<String>| {
+        let dir = resolve_data_dir(&d.unwrap_or_else(default_data_dir));
+        // What a crash left only in the journal goes back into the session files first.
+        if let Err(e) = session_manager::fs::recover_journal(&dir) {
+            eprintln!("session-manager: {e}");
+            std::process::exit(1)
+        }
+        dir
+    };
     let moved = match command {
         Command::Export { data_dir, session, out, snapshot } => {
             let format = if snapshot { transfer::Format::Snapshot } else { transfer::Format::Log };

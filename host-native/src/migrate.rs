@@ -51,6 +51,8 @@ impl End {
             Ok(End::Postgres(Box::new(PgStore::open(&config)?)))
         } else {
             let dir = resolve_data_dir(place);
+            // What a crash left only in the journal goes back into the session files first.
+            crate::fs::recover_journal(&dir).map_err(|e| e.to_string())?;
             Ok(End::Dir(dir.clone(), Offline::new(&dir)))
         }
     }

@@ -103,22 +103,89 @@ fn journal_end(dir: &Path) -> usize {
 
 #[test]
 fn a_replaced_file_never_gets_its_old_records_and_rollovers_keep_everything() {
-    // A 16 KiB journal rolls over many times; a rewrite (delete of the session's entries via a
-    // snapshot) resets the file's records before replacing it.
+    // Rewrites (a delete of the entries: snapshot, tmp + rename) replace the file while its old
+    // records are in the journal (1 MiB: one epoch), or after rollovers voided them (16 KiB);
+    // the reset before each makes them void either way.
+    for journal_bytes in [1 << 20, 16 << 10] {
+        let live = tempfile::tempdir().expect("tempdir");
+        let store = open(live.path(), journal_bytes);
+        apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
+        for round in 0..6 {
+            for i in 0..12 {
+                let parent = (i > 0).then(|| format!("r{round}m{}", i - 1));
+                let id = format!("r{round}m{i}");
+                let entry = message_entry(&id, parent.as_deref(), 10 + i, "journal");
+                apply(&store, "s", vec![Write::CommitAppend { entry, parent_explicit: false }]);
+            }
+            if round < 5 {
+                apply(&store, "s", vec![Write::DeleteEntries]);
+            }
+        }
+        let want = visible(&store, "s");
+        let len = fs::metadata(live.path().join("s.jsonl")).expect("stat").len();
+        let copy = power_loss_copy(live.path(), "s", len as usize, false);
+        let reopened = open(copy.path(), journal_bytes);
+        assert_eq!(visible(&reopened, "s"), want, "journal of {journal_bytes} bytes");
+        assert!(fs::metadata(live.path().join(JOURNAL)).expect("stat").len() <= journal_bytes);
+    }
+}
+
+#[test]
+fn two_stores_of_one_data_dir_share_its_journal() {
+    // A hot reload opens the new store while the old one finishes its calls.
     let live = tempfile::tempdir().expect("tempdir");
-    let mut cfg = FsConfig::new(live.path()).sync(SyncMode::Group);
-    cfg.journal_bytes = 16 << 10;
-    cfg.compact_min_bytes = 4 << 10;
-    let store = FsStore::open(cfg).expect("open");
+    let old = open(live.path(), 1 << 20);
+    let new = open(live.path(), 1 << 20);
+    for (store, sid) in [(&old, "a"), (&new, "b")] {
+        apply(store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
+    }
+    for i in 0..5 {
+        append(&old, "a", i);
+        append(&new, "b", i);
+    }
+    let want = (visible(&old, "a"), visible(&new, "b"));
+    let copy = power_loss_copy(live.path(), "a", 0, false);
+    let copy = {
+        let again = power_loss_copy(copy.path(), "b", 0, false);
+        drop(copy);
+        again
+    };
+    let reopened = open(copy.path(), 1 << 20);
+    assert_eq!((visible(&reopened, "a"), visible(&reopened, "b")), want, "both from one journal");
+    drop((old, new));
+    let clean = open(live.path(), 1 << 20);
+    assert_eq!((visible(&clean, "a"), visible(&clean, "b")), want, "after both closed");
+}
+
+#[test]
+fn many_sessions_in_one_epoch_roll_the_journal_over() {
+    let live = tempfile::tempdir().expect("tempdir");
+    let store = open(live.path(), 1 << 20);
+    let sids: Vec<String> = (0..300).map(|i| format!("s{i}")).collect();
+    for sid in &sids {
+        apply(&store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
+        append(&store, sid, 0);
+    }
+    let want: Vec<_> = sids.iter().map(|sid| visible(&store, sid)).collect();
+    // The last session's file loses everything: its records are in the current epoch.
+    let copy = power_loss_copy(live.path(), "s299", 0, false);
+    let reopened = open(copy.path(), 1 << 20);
+    let got: Vec<_> = sids.iter().map(|sid| visible(&reopened, sid)).collect();
+    assert!(got == want, "every session back after rollovers");
+}
+
+#[test]
+fn the_offline_commands_replay_a_journal_a_crash_left() {
+    let live = tempfile::tempdir().expect("tempdir");
+    let store = open(live.path(), 1 << 20);
     apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
-    for i in 0..200 {
+    for i in 0..3 {
         append(&store, "s", i);
     }
-    store.wait_for_compactions();
-    let want = visible(&store, "s");
-    let len = fs::metadata(live.path().join("s.jsonl")).expect("stat").len() as usize;
-    let copy = power_loss_copy(live.path(), "s", len, false);
-    let reopened = open(copy.path(), 16 << 10);
-    assert_eq!(visible(&reopened, "s"), want, "a reopen of the file as it is");
-    assert!(fs::metadata(live.path().join(JOURNAL)).expect("stat").len() <= 16 << 10);
+    let whole = fs::read(live.path().join("s.jsonl")).expect("read");
+    let copy = power_loss_copy(live.path(), "s", 10, false);
+    let changed = session_manager::fs::recover_journal(copy.path()).expect("recover");
+    assert_eq!(changed, ["s.jsonl"]);
+    assert_eq!(fs::read(copy.path().join("s.jsonl")).expect("read"), whole, "what v1.0.32 reads");
+    assert!(session_manager::fs::recover_journal(copy.path()).expect("again").is_empty());
 }

@@ -66,6 +66,13 @@ pub use vfs::{FsIo, RealIo};
 
 const SHARDS: usize = 16;
 
+/// Replays what a crash left only in the data_dir's journal (`fsync: group`, `journal/`) into its
+/// session files, unless a store of this process has the data_dir open: the offline commands
+/// (export, import, migrate) run it first, as opening a store does. The session files it changed.
+pub fn recover_journal(data_dir: &std::path::Path) -> Result<Vec<String>, StoreError> {
+    journal::recover_if_left(data_dir, &RealIo)
+}
+
 /// Default [`FsConfig::spill_above`]: a session this large would take ~12 MB held whole.
 pub const SPILL_ABOVE_BYTES: u64 = 4 << 20;
 

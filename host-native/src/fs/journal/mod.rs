@@ -28,6 +28,9 @@ pub(crate) use recover::FILE_NAME;
 /// The journal's first size; it doubles when full up to [`MAX_CAP`], then rolls over.
 pub(crate) const INITIAL_CAP: u64 = 1 << 20;
 pub(crate) const MAX_CAP: u64 = 32 << 20;
+/// Session files written in one epoch before it rolls over (each is held open until then, beside
+/// the cache's own open files; a rollover syncs them all, at most one `fdatasync` per append).
+const MAX_DIRTY_FILES: usize = 128;
 
 /// The live journal of one data_dir.
 #[derive(Debug)]
@@ -144,7 +147,8 @@ impl Journal {
         data: &[u8],
     ) -> Result<u64, StoreError> {
         let mut st = lock(&self.st);
-        if st.broken {
+        // Each file written this epoch stays open until the next: a bounded number of them.
+        if st.broken || (st.dirty.len() >= MAX_DIRTY_FILES && !st.dirty.contains_key(name)) {
             self.roll_over(&mut st)?;
         }
         let seq = self.put(&mut st, &Record::Write { name, offset, data })?;
