@@ -22,6 +22,12 @@
 //! Whatever replaces the log file (a snapshot rewrite, a compaction) first makes the pending
 //! bytes durable ([`Flusher::flush_pending`], under the slot lock), so a flush always syncs the
 //! file the pending bytes are in.
+//!
+//! With the journal (`fsync: group`, `journal/`) a flush of the session waits for the journal
+//! to be durable past the session's latest record instead of syncing the file: an async waiter
+//! awaits the journal's flusher thread (no blocking thread per write), a blocking one leads the
+//! journal's flush itself; [`Flusher::flush_pending`] then also records the journal reset of the
+//! file about to be replaced.
 
 use std::fs::File;
 use std::path::PathBuf;

@@ -1,29 +1,26 @@
 //! Durability of the fs store: the `fsync` modes.
 //!
 //! In the durable modes a write is acknowledged (and a reader of its session answered) only
-//! after an `fdatasync` of its session file that started after the write returned. `always`
-//! runs that flush on the writing thread under the session's slot lock, one per write. `group`
-//! (the default, issue 16) commits a session's writes in groups (`flush.rs`): a write lands
-//! under the slot lock, the worker releases the session lock, and the first writer that finds
-//! no flush running leads one `fdatasync` covering every write landed so far; the session's next
-//! writers are decided and written meanwhile and share the next flush (on a blocking thread; a
-//! write that is the worker's only call in progress flushes on its own thread, `worker.rs`,
-//! since nothing could share its flush and the hand-off costs more). Events are published in
-//! lock order all the same (`locks.rs`). Across sessions, flushes run concurrently, and a
-//! journaling file system (ext4, xfs) commits the flushes that arrive together in one journal
-//! transaction and one device cache flush.
+//! after an `fdatasync` that started after the write returned and covers it. `always` syncs the
+//! session file on the writing thread under the session's slot lock, one per write. `group` (the
+//! default, issue 16) writes the session file, then the same bytes as a record in the data_dir's
+//! journal (`journal/`), and the worker releases the session lock; the journal's flusher thread
+//! syncs the journal whenever it holds unflushed records, so one `fdatasync` covers the writes of
+//! every session that arrived meanwhile (`flush.rs` keeps each session's durable count; a write
+//! that is the worker's only call in progress leads the flush on its own thread, `worker.rs`,
+//! since nothing could share it and the hand-off costs more). Events are published in lock order
+//! all the same (`locks.rs`).
 //!
 //! An earlier `group` mode had one leader flush a whole batch of files with one `syncfs`. On a
 //! shared disk that is slower: `syncfs` writes back every dirty page of the file system, other
 //! processes' included (here: p90 8 ms, max 31 ms, against p90 4 ms for `fdatasync`), and the
 //! followers wait for a flush that started after their write, so up to two flush latencies; in the
 //! same run 32 sessions reached 15.3k durable appends/s with it against 18.2k/s with concurrent
-//! `fdatasync` (BENCHMARKS.md). A shared write-ahead log flushed once per batch measured no better
-//! than concurrent per-file flushes in the disk's raw bounds, but those measure flush latency:
-//! through the engine the worker is CPU-bound, and a prototype with one preallocated shared file
-//! and one flusher thread closed most of the gap (BENCHMARKS.md, "A shared journal, measured
-//! before it is built"; the design in `architecture/fs-store.md`). Not built yet: the log format
-//! stays one file per session.
+//! `fdatasync` (BENCHMARKS.md). The per-file flushes that replaced it cost the worker an
+//! `fdatasync` per write, each writing the inode of a growing file; through the engine the worker
+//! is CPU-bound, and the journal (one zero-filled file, one flush per batch) took 32 writers on
+//! own sessions from 0.66× to 0.88× of the schema no-op (BENCHMARKS.md, "One journal for all
+//! sessions").
 
 use serde::{Deserialize, Serialize};
 
