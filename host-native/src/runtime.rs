@@ -146,12 +146,18 @@ impl Runtime {
     }
 
     /// Makes everything acknowledged durable (writes are synced before they are acknowledged;
-    /// this saves the fs store's listing catalog and its large sessions' checkpoints).
+    /// this saves the fs store's listing catalog and its large sessions' checkpoints, and empties
+    /// its journal into the session files).
     pub fn flush(&self) {
         if let Some(fs) = &self.fs {
             fs.flush_checkpoints();
             if let Err(e) = fs.flush_catalog() {
                 tracing::warn!("flushing the fs store catalog failed: {e}");
+            }
+            if let Err(e) = fs.flush_journal() {
+                tracing::warn!(
+                    "emptying the fs store journal failed (the next start replays it): {e}"
+                );
             }
         }
     }

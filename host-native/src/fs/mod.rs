@@ -207,6 +207,15 @@ impl FsStore {
         self.catalog.save(&*self.cfg.io, &self.cfg.data_dir)
     }
 
+    /// Syncs the session files the journal covers and empties it (`fsync: group`; before a
+    /// shutdown: the data_dir then holds everything in its session files, as v1.0.32 reads it).
+    pub fn flush_journal(&self) -> Result<(), StoreError> {
+        match &self.journal {
+            Some(handle) => handle.journal().empty(),
+            None => Ok(()),
+        }
+    }
+
     /// Takes the checkpoints of large sessions that are behind (before a shutdown: the next
     /// start opens them without a replay).
     pub fn flush_checkpoints(&self) {

@@ -304,18 +304,25 @@ impl Journal {
         }
     }
 
-    /// Stops the flusher thread and rolls over: the session files hold everything.
+    /// Rolls over when the epoch holds anything: the session files then hold everything and
+    /// the journal nothing (a worker's shutdown; v1.0.32 reads the data_dir as it is).
+    pub(crate) fn empty(&self) -> Result<(), StoreError> {
+        let mut st = lock(&self.st);
+        if st.pos > HEADER_LEN || !st.dirty.is_empty() {
+            self.roll_over(&mut st)?;
+        }
+        Ok(())
+    }
+
+    /// Stops the flusher thread and empties the journal.
     fn close(&self) {
         lock(&self.st).stop = true;
         self.work.notify_all();
         if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = thread.join();
         }
-        let mut st = lock(&self.st);
-        if st.pos > HEADER_LEN || !st.dirty.is_empty() {
-            if let Err(e) = self.roll_over(&mut st) {
-                eprintln!("session-manager: fs store: journal left for the next open: {e}");
-            }
+        if let Err(e) = self.empty() {
+            eprintln!("session-manager: fs store: journal left for the next open: {e}");
         }
     }
 }
