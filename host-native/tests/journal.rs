@@ -104,20 +104,20 @@ fn journal_end(dir: &Path) -> usize {
 #[test]
 fn a_replaced_file_never_gets_its_old_records_and_rollovers_keep_everything() {
     // Rewrites (a delete of the entries: snapshot, tmp + rename) replace the file while its old
-    // records are in the journal (1 MiB: one epoch), or after rollovers voided them (16 KiB);
+    // records are in the journal (1 MiB: one epoch), or after rollovers voided them (64 KiB);
     // the reset before each makes them void either way.
-    for journal_bytes in [1 << 20, 16 << 10] {
+    for journal_bytes in [1 << 20, 64 << 10] {
         let live = tempfile::tempdir().expect("tempdir");
         let store = open(live.path(), journal_bytes);
         apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
-        for round in 0..6 {
+        for round in 0..12 {
             for i in 0..12 {
                 let parent = (i > 0).then(|| format!("r{round}m{}", i - 1));
                 let id = format!("r{round}m{i}");
                 let entry = message_entry(&id, parent.as_deref(), 10 + i, "journal");
                 apply(&store, "s", vec![Write::CommitAppend { entry, parent_explicit: false }]);
             }
-            if round < 5 {
+            if round < 11 {
                 apply(&store, "s", vec![Write::DeleteEntries]);
             }
         }
@@ -210,4 +210,16 @@ fn a_worker_shutdown_leaves_everything_in_the_session_files() {
     let ids: Vec<String> =
         reopened.list_entries("s").expect("list").iter().map(|e| e.id().to_string()).collect();
     assert_eq!(ids, ["m0", "m1"], "the append after the shutdown flush came back from the journal");
+}
+
+#[test]
+fn a_journal_configured_below_its_minimum_still_works() {
+    let live = tempfile::tempdir().expect("tempdir");
+    let store = open(live.path(), 0);
+    apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
+    for i in 0..300 {
+        append(&store, "s", i);
+    }
+    assert_eq!(store.list_entries("s").expect("list").len(), 300);
+    assert!(fs::metadata(live.path().join(JOURNAL)).expect("stat").len() <= 64 << 10);
 }

@@ -27,6 +27,8 @@ pub(crate) use recover::FILE_NAME;
 
 /// The journal's first size; it doubles when full up to [`MAX_CAP`], then rolls over.
 pub(crate) const INITIAL_CAP: u64 = 1 << 20;
+/// The smallest journal (a configured size below it is raised to it).
+const MIN_CAP: u64 = 64 << 10;
 pub(crate) const MAX_CAP: u64 = 32 << 20;
 /// Session files written in one epoch before it rolls over (each is held open until then, beside
 /// the cache's own open files; a rollover syncs them all, at most one `fdatasync` per append).
@@ -103,6 +105,7 @@ impl Journal {
         initial_cap: u64,
         max_cap: u64,
     ) -> Result<(Arc<Journal>, Vec<String>), StoreError> {
+        let initial_cap = initial_cap.max(MIN_CAP);
         let opened = recover::open(data_dir, &*io, initial_cap)?;
         let journal = Arc::new(Journal {
             data_dir: data_dir.to_path_buf(),
@@ -186,7 +189,7 @@ impl Journal {
         if st.pos + need <= st.cap {
             return Ok(());
         }
-        let mut cap = st.cap * 2;
+        let mut cap = st.cap.max(MIN_CAP) * 2;
         while st.pos + need > cap {
             cap *= 2;
         }
