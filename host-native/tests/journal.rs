@@ -223,3 +223,22 @@ fn a_journal_configured_below_its_minimum_still_works() {
     assert_eq!(store.list_entries("s").expect("list").len(), 300);
     assert!(fs::metadata(live.path().join(JOURNAL)).expect("stat").len() <= 64 << 10);
 }
+
+#[test]
+fn a_rewrite_by_another_store_of_the_data_dir_resets_the_records_the_first_one_wrote() {
+    // After a hot reload the new store may replace a file whose records the old store wrote.
+    let live = tempfile::tempdir().expect("tempdir");
+    let old = open(live.path(), 1 << 20);
+    apply(&old, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
+    for i in 0..5 {
+        append(&old, "s", i);
+    }
+    let new = open(live.path(), 1 << 20);
+    apply(&new, "s", vec![Write::DeleteEntries]);
+    let want = visible(&new, "s");
+    let len = fs::metadata(live.path().join("s.jsonl")).expect("stat").len() as usize;
+    let copy = power_loss_copy(live.path(), "s", len, false);
+    let reopened = open(copy.path(), 1 << 20);
+    assert_eq!(visible(&reopened, "s"), want, "none of the old store's records applied");
+    drop((old, new));
+}

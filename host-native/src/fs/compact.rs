@@ -34,6 +34,7 @@ use session_core::StoreError;
 
 use super::checkpoint::Checkpoint;
 use super::io::{io_err, sync_dir};
+use super::journal::Journal;
 use super::session::{Loaded, Slot};
 use super::spill::{self, SnapshotPlan};
 use super::vfs::FsIo;
@@ -72,6 +73,8 @@ struct Shared {
     durable: bool,
     compact_min: u64,
     io: Arc<dyn FsIo>,
+    /// `fsync: group`: a replaced file's records are reset there first.
+    journal: Option<Arc<Journal>>,
 }
 
 /// The compaction thread and its queue.
@@ -98,6 +101,7 @@ impl Compactor {
         durable: bool,
         compact_min: u64,
         io: Arc<dyn FsIo>,
+        journal: Option<Arc<Journal>>,
     ) -> Compactor {
         let shared = Arc::new(Shared {
             queue: Mutex::default(),
@@ -106,6 +110,7 @@ impl Compactor {
             durable,
             compact_min,
             io,
+            journal,
         });
         let worker = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -340,7 +345,7 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
     };
     // Group commit: the old file's pending appends are flushed before it is replaced (a flush
     // that failed after the rename would otherwise cut the new file, `flush.rs`).
-    if let Err(e) = slot.flusher.flush_pending(io) {
+    if let Err(e) = slot.flusher.flush_pending(io, shared.journal.as_ref(), &path) {
         drop(guard);
         give_up(slot);
         return Err(e);

@@ -299,23 +299,21 @@ impl Flusher {
 
     /// Makes every pending byte durable now (the slot lock held: no write can register
     /// meanwhile). Called before the log file is replaced. A failure poisons as in [`Self::wait`].
-    /// With the journal, the file is then synced and a durable reset recorded
-    /// ([`Journal::reset`]), so a replay never applies its records to the file that replaces it.
-    pub(crate) fn flush_pending(&self, io: &dyn FsIo) -> Result<(), StoreError> {
+    /// With the journal, the file at `path` is then synced and a durable reset recorded
+    /// ([`Journal::reset`]; also for records another store of the data_dir wrote, e.g. before a
+    /// hot reload), so a replay never applies its records to the file that replaces it.
+    pub(crate) fn flush_pending(
+        &self,
+        io: &dyn FsIo,
+        journal: Option<&Arc<Journal>>,
+        path: &std::path::Path,
+    ) -> Result<(), StoreError> {
         let upto = lock(&self.state).written;
         self.wait(io, upto)?;
-        let mut st = lock(&self.state);
-        let journaled = st.journal.take().zip(st.file.as_ref().map(|(_, path)| path.clone()));
-        drop(st);
-        if let Some(((journal, seq), path)) = journaled {
-            let name =
-                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if let Err(e) = journal.reset(&name) {
-                lock(&self.state).journal = Some((journal, seq));
-                return Err(e);
-            }
+        match (journal, path.file_name()) {
+            (Some(journal), Some(name)) => journal.reset(&name.to_string_lossy()),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// After the log was replaced by a file of `len` bytes holding everything written (a rewrite

@@ -174,6 +174,7 @@ impl FsStore {
         };
         let attachments = Attachments::new(&cfg.data_dir, Arc::clone(&cfg.io));
         attachments.recover(&cfg.data_dir)?;
+        let resets = journal.as_deref().map(|handle| Arc::clone(handle.journal()));
         Ok(FsStore {
             journal,
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
@@ -188,6 +189,7 @@ impl FsStore {
                 cfg.sync != SyncMode::Never,
                 cfg.compact_min_bytes,
                 Arc::clone(&cfg.io),
+                resets,
             ),
             cfg,
         })
@@ -573,7 +575,9 @@ impl FsStore {
             LogChange::None => Ok(None),
             LogChange::Append(records) => loaded.append(&ctx, sid, records, flusher),
             LogChange::Rewrite => {
-                flusher.flush_pending(ctx.io).and_then(|()| loaded.rewrite(&ctx, sid)).map(|()| {
+                let path = ctx.log_path(sid);
+                let flushed = flusher.flush_pending(ctx.io, ctx.journal, &path);
+                flushed.and_then(|()| loaded.rewrite(&ctx, sid)).map(|()| {
                     flusher.moved(loaded.len);
                     None
                 })
