@@ -199,8 +199,18 @@ impl Journal {
     }
 
     /// Syncs every session file written this epoch, then starts the next epoch: every record so
-    /// far is durable through its file, and void in the journal.
+    /// far is durable through its file, and void in the journal. A failure leaves the journal
+    /// broken (the header on disk may name either epoch): every append fails until a rollover
+    /// succeeds, so no acknowledged write rests on a header in doubt.
     fn roll_over(&self, st: &mut State) -> Result<(), StoreError> {
+        let rolled = self.try_roll_over(st);
+        if rolled.is_err() {
+            st.broken = true;
+        }
+        rolled
+    }
+
+    fn try_roll_over(&self, st: &mut State) -> Result<(), StoreError> {
         for (name, file) in &st.dirty {
             let path = self.data_dir.join(name);
             self.io.sync_data(file, &path).map_err(|e| io_err("flush", &path, &e))?;
