@@ -23,6 +23,14 @@ fn apply(store: &dyn Store, sid: &str, writes: Vec<Write>) {
     store.apply(&ChangeSet { session_id: sid.into(), writes }).expect("apply");
 }
 
+/// Creates session `sid` and appends `n` messages `m0..` to it.
+fn session(store: &dyn Store, sid: &str, n: usize) {
+    apply(store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
+    for i in 0..n {
+        append(store, sid, i);
+    }
+}
+
 fn append(store: &dyn Store, sid: &str, i: usize) {
     let parent = (i > 0).then(|| format!("m{}", i - 1));
     let entry = message_entry(&format!("m{i}"), parent.as_deref(), 10 + i as i64, "journal");
@@ -50,10 +58,7 @@ fn power_loss_copy(live: &Path, sid: &str, keep: usize, zeros: bool) -> tempfile
 fn acknowledged_appends_come_back_from_the_journal_at_every_lost_length() {
     let live = tempfile::tempdir().expect("tempdir");
     let store = open(live.path(), 1 << 20);
-    apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
-    for i in 0..6 {
-        append(&store, "s", i);
-    }
+    session(&store, "s", 6);
     let want = visible(&store, "s");
     let len = fs::metadata(live.path().join("s.jsonl")).expect("stat").len() as usize;
     for keep in (0..=len).step_by(7).chain([len]) {
@@ -75,8 +80,7 @@ fn acknowledged_appends_come_back_from_the_journal_at_every_lost_length() {
 fn a_torn_last_record_brings_back_none_of_its_write() {
     let live = tempfile::tempdir().expect("tempdir");
     let store = open(live.path(), 1 << 20);
-    apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
-    append(&store, "s", 0);
+    session(&store, "s", 1);
     let before = visible(&store, "s");
     let len_before = fs::metadata(live.path().join("s.jsonl")).expect("stat").len() as usize;
     let journal_before = journal_end(live.path());
@@ -163,8 +167,7 @@ fn many_sessions_in_one_epoch_roll_the_journal_over() {
     let store = open(live.path(), 1 << 20);
     let sids: Vec<String> = (0..300).map(|i| format!("s{i}")).collect();
     for sid in &sids {
-        apply(&store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
-        append(&store, sid, 0);
+        session(&store, sid, 1);
     }
     let want: Vec<_> = sids.iter().map(|sid| visible(&store, sid)).collect();
     // The last session's file loses everything: its records are in the current epoch.
@@ -178,10 +181,7 @@ fn many_sessions_in_one_epoch_roll_the_journal_over() {
 fn the_offline_commands_replay_a_journal_a_crash_left() {
     let live = tempfile::tempdir().expect("tempdir");
     let store = open(live.path(), 1 << 20);
-    apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
-    for i in 0..3 {
-        append(&store, "s", i);
-    }
+    session(&store, "s", 3);
     let whole = fs::read(live.path().join("s.jsonl")).expect("read");
     let copy = power_loss_copy(live.path(), "s", 10, false);
     let changed = session_manager::fs::recover_journal(copy.path()).expect("recover");
@@ -194,8 +194,7 @@ fn the_offline_commands_replay_a_journal_a_crash_left() {
 fn a_worker_shutdown_leaves_everything_in_the_session_files() {
     let live = tempfile::tempdir().expect("tempdir");
     let store = open(live.path(), 1 << 20);
-    apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
-    append(&store, "s", 0);
+    session(&store, "s", 1);
     store.flush_journal().expect("empty the journal");
     let synced = fs::metadata(live.path().join("s.jsonl")).expect("stat").len() as usize;
     // The journal holds nothing now: a copy whose session file is gone replays nothing into it.
@@ -216,10 +215,7 @@ fn a_worker_shutdown_leaves_everything_in_the_session_files() {
 fn a_journal_configured_below_its_minimum_still_works() {
     let live = tempfile::tempdir().expect("tempdir");
     let store = open(live.path(), 0);
-    apply(&store, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
-    for i in 0..300 {
-        append(&store, "s", i);
-    }
+    session(&store, "s", 300);
     assert_eq!(store.list_entries("s").expect("list").len(), 300);
     assert!(fs::metadata(live.path().join(JOURNAL)).expect("stat").len() <= 64 << 10);
 }
@@ -229,10 +225,7 @@ fn a_rewrite_by_another_store_of_the_data_dir_resets_the_records_the_first_one_w
     // After a hot reload the new store may replace a file whose records the old store wrote.
     let live = tempfile::tempdir().expect("tempdir");
     let old = open(live.path(), 1 << 20);
-    apply(&old, "s", vec![Write::PutMeta(sample_meta("s", 1))]);
-    for i in 0..5 {
-        append(&old, "s", i);
-    }
+    session(&old, "s", 5);
     let new = open(live.path(), 1 << 20);
     apply(&new, "s", vec![Write::DeleteEntries]);
     let want = visible(&new, "s");

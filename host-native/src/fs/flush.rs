@@ -74,29 +74,36 @@ struct FlushState {
 }
 
 impl FlushState {
-    fn failure(&self, upto: u64) -> Option<&str> {
-        self.failed.iter().find(|(from, to, _)| *from < upto && upto <= *to).map(|f| f.2.as_str())
-    }
-
     /// What a waiter for `upto` does next (the one rule of both [`Flusher::wait`] and
     /// [`Ticket::wait_async`]).
     fn next(&self, upto: u64) -> Next {
-        if let Some(why) = self.failure(upto) {
-            return Next::Done(Err(StoreError::Io(why.to_string())));
-        }
-        if self.durable >= upto {
-            return Next::Done(Ok(()));
-        }
-        if self.flushing {
-            Next::Wait
-        } else {
-            Next::Lead
-        }
+        next_step(&self.failed, self.durable, self.flushing, upto)
+    }
+}
+
+/// What a waiter for count `upto` of a group commit does next, given the ranges failed flushes
+/// dropped, the durable count and whether a flush runs (the rule of the session flushers and
+/// of the journal, `journal/`).
+pub(super) fn next_step(
+    failed: &[(u64, u64, String)],
+    durable: u64,
+    flushing: bool,
+    upto: u64,
+) -> Next {
+    if let Some((_, _, why)) = failed.iter().find(|(from, to, _)| *from < upto && upto <= *to) {
+        return Next::Done(Err(StoreError::Io(why.clone())));
+    }
+    if durable >= upto {
+        Next::Done(Ok(()))
+    } else if flushing {
+        Next::Wait
+    } else {
+        Next::Lead
     }
 }
 
 /// A waiter's next step.
-enum Next {
+pub(super) enum Next {
     /// Durable, or dropped by a failed flush.
     Done(Result<(), StoreError>),
     /// A flush runs: wait for it to end.

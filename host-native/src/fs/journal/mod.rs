@@ -20,6 +20,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
 use session_core::StoreError;
 
+use super::flush::{next_step, Next};
 use super::io::io_err;
 use super::vfs::FsIo;
 use record::{Record, HEADER_LEN};
@@ -71,26 +72,9 @@ struct State {
     stop: bool,
 }
 
-enum Next {
-    Done(Result<(), StoreError>),
-    Wait,
-    Lead,
-}
-
 impl State {
     fn next(&self, seq: u64) -> Next {
-        if let Some((_, _, why)) =
-            self.failed.iter().find(|(from, to, _)| *from < seq && seq <= *to)
-        {
-            return Next::Done(Err(StoreError::Io(why.clone())));
-        }
-        if self.durable >= seq {
-            Next::Done(Ok(()))
-        } else if self.flushing {
-            Next::Wait
-        } else {
-            Next::Lead
-        }
+        next_step(&self.failed, self.durable, self.flushing, seq)
     }
 }
 
