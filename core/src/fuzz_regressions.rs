@@ -79,3 +79,48 @@ fn floats_survive_a_snapshot_round_trip() {
         assert_eq!(again, value, "{text}");
     }
 }
+
+/// `jsonl_replay` (CI's 20 s smoke on 7186b52; the artifact was not kept, this is the shape its
+/// assertion printed: replay ended with no meta, `last_meta` found one): the `begin` marker was a
+/// tagged struct, which serde reads without its tag (`{"lines":5}`, `[5]`, another tag), so
+/// replay opened a group there and dropped the meta after it, while `last_meta`'s prefilter never
+/// parsed the line. Markers and old `group` lines now need their tag, and a line that is not a
+/// JSON object is malformed (contract §5.4 "wrong shape"; v1.0.32 skips a line without a `type`).
+#[test]
+fn an_untagged_marker_shape_is_a_malformed_line() {
+    use crate::conformance::sample_meta;
+    use crate::record::Record;
+    let meta = jsonl::encode_record(&Record::Meta { meta: sample_meta("s", 3) });
+    for fake in [r#"{"lines":5}"#, "[5]", r#"{"type":"other","lines":5}"#, r#"{"records":[]}"#] {
+        let bytes = [fake.as_bytes(), b"\n", &meta].concat();
+        let (state, stats) = jsonl::replay(&bytes);
+        assert_eq!(state.meta, Some(sample_meta("s", 3)), "{fake}");
+        assert_eq!((stats.lines, stats.skipped), (2, 1), "{fake}");
+        assert_eq!(jsonl::last_meta(&bytes), state.meta, "{fake}");
+    }
+}
+
+/// Found while fixing the one above: an `append` in array form (`["append",{entry},{meta}]`)
+/// read as a record and holds a meta without spelling `"meta"`, so `last_meta`'s prefilter
+/// skipped it. A top-level array is now a malformed line; inside an old `group` line the member
+/// still reads, and the prefilter now also parses lines that hold an `"append"` tag.
+#[test]
+fn an_append_in_array_form_follows_one_rule() {
+    use crate::conformance::{message_entry, sample_meta};
+    use crate::record::Record;
+    let first = jsonl::encode_record(&Record::Meta { meta: sample_meta("s", 1) });
+    let meta = serde_json::to_string(&sample_meta("s", 4)).expect("encodes");
+    let entry = serde_json::to_string(&message_entry("e1", None, 1, "x")).expect("encodes");
+    let array = alloc::format!(r#"["append",{entry},{meta}]"#);
+
+    let bytes = [&first[..], array.as_bytes(), b"\n"].concat();
+    let (state, stats) = jsonl::replay(&bytes);
+    assert_eq!((state.meta.clone(), stats.skipped), (Some(sample_meta("s", 1)), 1));
+    assert_eq!(jsonl::last_meta(&bytes), state.meta);
+
+    let group = alloc::format!("{{\"type\":\"group\",\"records\":[{array}]}}\n");
+    let bytes = [&first[..], group.as_bytes()].concat();
+    let (state, stats) = jsonl::replay(&bytes);
+    assert_eq!((state.meta.clone(), stats.skipped), (Some(sample_meta("s", 4)), 0));
+    assert_eq!(jsonl::last_meta(&bytes), state.meta);
+}

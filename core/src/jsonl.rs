@@ -19,6 +19,8 @@
 //!
 //! Rules (this replay; [`walk`] is the one implementation):
 //!
+//! * a line is a record or a marker only as a JSON object with its `type` tag; anything else
+//!   (an array, a marker's shape without its tag) is a malformed line, skipped;
 //! * a `begin` marker opens a group of the next `lines` non-blank lines; the group is applied,
 //!   record by record, once its last line is read;
 //! * a group that is not complete when the next `begin` marker or the end of the file comes is
@@ -88,18 +90,15 @@ pub enum Line {
     Invalid,
 }
 
-/// The one-line group of earlier builds, still read.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename = "group")]
-struct GroupLine {
-    records: Vec<Record>,
-}
-
-/// The marker that opens a group of `lines` plain record lines.
+/// The lines that frame records, tagged as records are (an enum, so the tag is required: a
+/// tagged struct would also read `{"lines":3}` or `[3]`).
 #[derive(Serialize, Deserialize)]
-#[serde(tag = "type", rename = "begin")]
-struct BeginMarker {
-    lines: usize,
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Framing {
+    /// Opens a group of the next `lines` plain record lines.
+    Begin { lines: usize },
+    /// The one-line group of earlier builds, still read.
+    Group { records: Vec<Record> },
 }
 
 /// Encodes one record as a line (JSON + `\n`).
@@ -117,7 +116,7 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
         [one] => encode_record(one),
         many => {
             let mut out =
-                serde_json::to_vec(&BeginMarker { lines: many.len() }).unwrap_or_default();
+                serde_json::to_vec(&Framing::Begin { lines: many.len() }).unwrap_or_default();
             out.push(b'\n');
             for record in many {
                 out.extend_from_slice(&encode_record(record));
@@ -139,17 +138,20 @@ pub fn encode_snapshot(state: &SessionState) -> Vec<u8> {
 
 /// Parses one line (without its `\n`).
 pub fn parse_line(line: &[u8]) -> Line {
-    if line.iter().all(u8::is_ascii_whitespace) {
+    let Some(first) = line.iter().find(|b| !b.is_ascii_whitespace()) else {
         return Line::Blank;
+    };
+    // A record is a JSON object (§5.4: any other shape is skipped, as v1.0.32 skips a line that
+    // has no `type`); serde would also read a tagged enum from an array.
+    if *first != b'{' {
+        return Line::Invalid;
     }
     if let Ok(record) = serde_json::from_slice::<Record>(line) {
         return Line::Records(alloc::vec![record]);
     }
-    if let Ok(group) = serde_json::from_slice::<GroupLine>(line) {
-        return Line::Records(group.records);
-    }
-    match serde_json::from_slice::<BeginMarker>(line) {
-        Ok(marker) => Line::Begin(marker.lines),
+    match serde_json::from_slice::<Framing>(line) {
+        Ok(Framing::Begin { lines }) => Line::Begin(lines),
+        Ok(Framing::Group { records }) => Line::Records(records),
         Err(_) => Line::Invalid,
     }
 }
@@ -359,10 +361,13 @@ fn scan_meta_back(
         if piece.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // Cheap prefilter: a line that cannot be a marker or mention a meta is only counted. A
-        // JSON escape can spell a key or a tag without the literal text, so such lines are parsed.
+        // Cheap prefilter: a line that cannot be a marker or hold a meta is only counted. A meta
+        // comes from a `meta` record (its tag) or an `append` (its tag; an array-form member of
+        // an old group line has no `"meta"` key), a marker needs its `begin` tag, and only a
+        // `\u` escape spells a letter otherwise, so such lines are parsed too.
         let worth_parsing = unterminated
             || contains(piece, b"\"meta\"")
+            || contains(piece, b"\"append\"")
             || contains(piece, b"begin")
             || contains(piece, b"\\u");
         match if worth_parsing { parse_line(piece) } else { Line::Invalid } {
