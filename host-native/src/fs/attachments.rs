@@ -7,6 +7,7 @@
 //! log still exists is an interrupted delete and is moved back; otherwise it is removed.
 //! `%trash` is not a name `enc` can produce (`%t` is no hex escape), so it never shadows a session.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::sync::Arc;
 
 use session_core::jsonl::{attachment_dir_name, attachment_dir_session, enc};
 use session_core::wire::AttachmentMeta;
-use session_core::StoreError;
+use session_core::{StoreError, Write};
 
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
 use super::vfs::FsIo;
@@ -118,6 +119,51 @@ impl Attachments {
             }
         }
         Ok(out)
+    }
+
+    /// What each `DeleteAttachment` of `writes` answers (whether its attachment existed), in the
+    /// change set's order, from the folder as it is before any of them runs: for a session
+    /// delete, whose trash empties the folder before the deletes run.
+    pub(crate) fn delete_answers(
+        &self,
+        sid: &str,
+        writes: &[Write],
+    ) -> Result<Vec<bool>, StoreError> {
+        // Known by an earlier write of the change set: `Some(present)`; else the folder decides
+        // (nothing after a `DeleteAttachments`).
+        let mut known: HashMap<&str, bool> = HashMap::new();
+        let mut cleared = false;
+        let mut answers = Vec::new();
+        for write in writes {
+            match write {
+                Write::PutAttachment { meta, .. } => {
+                    known.insert(&meta.attachment_id, true);
+                }
+                Write::DeleteAttachment(aid) => {
+                    let present = match known.insert(aid, false) {
+                        Some(present) => present,
+                        None => !cleared && self.exists(sid, aid)?,
+                    };
+                    answers.push(present);
+                }
+                Write::DeleteAttachments => {
+                    known.clear();
+                    cleared = true;
+                }
+                _ => {}
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Whether the attachment exists (its `.json`, as [`Self::delete`] decides).
+    fn exists(&self, sid: &str, aid: &str) -> Result<bool, StoreError> {
+        let (_, json) = self.paths(sid, aid);
+        match fs::symlink_metadata(&json) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(io_err("read", &json, &e)),
+        }
     }
 
     /// Removes one attachment (`.json` first, then `.bin`); whether the `.json` existed.

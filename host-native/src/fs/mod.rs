@@ -550,8 +550,13 @@ impl FsStore {
         let trashing = delete_all && next_is_empty && log == LogChange::Rewrite;
         let puts = writes.iter().any(|w| matches!(w, Write::PutAttachment { .. }));
 
+        // The deletes' answers, taken before a trash empties the folder.
+        let mut answers = Vec::new();
         // Before the commit point: puts (when nothing is deleted) and the trash of a session delete.
-        let before_commit = || -> Result<Option<PathBuf>, StoreError> {
+        let mut before_commit = || -> Result<Option<PathBuf>, StoreError> {
+            if trashing {
+                answers = self.attachments.delete_answers(sid, writes)?;
+            }
             let trashed = if trashing { self.attachments.trash(sid, durable)? } else { None };
             if !has_attachment_deletes {
                 for write in writes {
@@ -617,13 +622,15 @@ impl FsStore {
             }
         }
         if has_attachment_deletes {
+            let mut answers = answers.into_iter();
             for write in writes {
                 match write {
                     Write::PutAttachment { meta, bytes } => {
                         self.attachments.put(meta, bytes, durable)?
                     }
                     Write::DeleteAttachment(aid) => {
-                        applied.attachments_deleted.push(self.attachments.delete(sid, aid)?);
+                        let existed = self.attachments.delete(sid, aid)?;
+                        applied.attachments_deleted.push(answers.next().unwrap_or(existed));
                     }
                     // After a trash the folder is gone, unless a put of this change set made
                     // it again.
