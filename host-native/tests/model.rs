@@ -258,14 +258,15 @@ fn run(steps: Vec<Step>, sync: SyncMode) -> Result<(), TestCaseError> {
                 drop(store);
                 let path = log_path(&dir, SESSIONS[session]);
                 if path.exists() {
-                    // A writer ends an unterminated last line before it appends (the tail repair
-                    // of §5.5, v1.0.32's too): the torn write starts a line of its own. (Without
-                    // it, a crash that only lost the last `\n` let the garbage join that line.)
-                    let ends_open =
-                        fs::read(&path).expect("read").last().is_some_and(|b| *b != b'\n');
+                    // A writer repairs the tail before it appends (contract §5.5): ends a
+                    // valid unterminated last line, cuts a torn one or an incomplete group. (The
+                    // garbage used to join a line a crash had left without its `\n`.)
+                    let bytes = fs::read(&path).expect("read");
                     let mut file = OpenOptions::new().append(true).open(&path).expect("open");
-                    if ends_open {
-                        file.write_all(b"\n").expect("write");
+                    match jsonl::tail_repair(&bytes) {
+                        jsonl::TailRepair::None => {}
+                        jsonl::TailRepair::Newline => file.write_all(b"\n").expect("write"),
+                        jsonl::TailRepair::Truncate(at) => file.set_len(at as u64).expect("cut"),
                     }
                     file.write_all(b"{\"type\":\"meta\",\"meta\":{\"sess").expect("write");
                 }
@@ -301,18 +302,23 @@ proptest! {
     }
 }
 
-/// A minimal input the random runs found (2026-12-03): a crash that lost only the last line's
-/// `\n`, then a torn write to the same file. The model's torn write used to skip the tail repair
-/// every writer makes first, so its garbage joined the kept line and the test blamed the store.
+/// Minimal inputs the random runs found (2026-12-03): a crash that lost only the last line's
+/// `\n`, or cut a group after its first member, then a torn write to the same file. The model's
+/// torn write skipped the tail repair every writer makes first, so its garbage joined the kept
+/// line, or completed the cut group, and the test blamed the store.
 #[test]
-fn regression_a_torn_write_after_a_crash_that_lost_only_the_newline() {
-    let steps = vec![
-        Step::Apply(ChangeSet {
-            session_id: SESSIONS[1].into(),
-            writes: vec![Write::SetActiveLeaf("e0".into())],
-        }),
-        Step::Crash { at: 969 },
-        Step::TornTail { session: 1 },
+fn regression_a_torn_write_after_a_crash_repairs_the_tail_first() {
+    let meta = session_core::conformance::sample_meta(SESSIONS[1], 0);
+    let cases = [
+        (vec![Write::SetActiveLeaf("e0".into())], 969),
+        (vec![Write::PutMeta(meta.clone()), Write::PutMeta(meta)], 544),
     ];
-    run(steps, SyncMode::Never).expect("the store matches the model");
+    for (writes, at) in cases {
+        let steps = vec![
+            Step::Apply(ChangeSet { session_id: SESSIONS[1].into(), writes }),
+            Step::Crash { at },
+            Step::TornTail { session: 1 },
+        ];
+        run(steps, SyncMode::Never).expect("the store matches the model");
+    }
 }
