@@ -45,7 +45,7 @@ use super::vfs::FsIo;
 pub(crate) struct Flusher {
     state: Mutex<FlushState>,
     /// Wakes the blocking waiters after each flush ([`Flusher::wait`]) …
-    flushed: Condvar,
+    flushed: CountedCondvar,
     /// … and the async ones ([`Ticket::wait_async`]).
     flushed_async: tokio::sync::Notify,
 }
@@ -71,6 +71,8 @@ struct FlushState {
     journal: Option<(Arc<Journal>, u64)>,
     /// Ranges `(from, to]` of `written` that a failed flush dropped, and why.
     failed: Vec<(u64, u64, String)>,
+    /// Threads waiting on `Flusher::flushed`.
+    blocked: usize,
 }
 
 impl FlushState {
@@ -110,6 +112,33 @@ pub(super) enum Next {
     Wait,
     /// No flush runs: lead one.
     Lead,
+}
+
+/// A condvar whose waiters are counted in the state its mutex guards, so a wake with nobody
+/// waiting makes no syscall (a std `Condvar` wake always makes one; a lone append's flush wakes
+/// nobody). Read the count under the lock, wake after releasing it.
+#[derive(Debug, Default)]
+pub(super) struct CountedCondvar(Condvar);
+
+impl CountedCondvar {
+    /// Waits once; `*waiting(state)` counts this thread meanwhile.
+    pub(super) fn wait<'a, T>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        waiting: fn(&mut T) -> &mut usize,
+    ) -> MutexGuard<'a, T> {
+        *waiting(&mut guard) += 1;
+        let mut guard = self.0.wait(guard).unwrap_or_else(|p| p.into_inner());
+        *waiting(&mut guard) -= 1;
+        guard
+    }
+
+    /// Wakes every waiter, if `waiting` (the count read under the lock) says there is one.
+    pub(super) fn notify_all(&self, waiting: usize) {
+        if waiting > 0 {
+            self.0.notify_all();
+        }
+    }
 }
 
 /// A registered append: durable once its flusher's `durable` reaches `upto`.
@@ -240,7 +269,7 @@ impl Flusher {
         loop {
             match st.next(upto) {
                 Next::Done(result) => return result,
-                Next::Wait => st = self.flushed.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Next::Wait => st = self.flushed.wait(st, |st| &mut st.blocked),
                 Next::Lead => {
                     drop(st);
                     self.lead(io);
@@ -299,8 +328,9 @@ impl Flusher {
             }
             Err(_) => {}
         }
+        let blocked = st.blocked;
         drop(st);
-        self.flushed.notify_all();
+        self.flushed.notify_all(blocked);
         self.flushed_async.notify_waiters();
     }
 
@@ -342,7 +372,7 @@ impl Flusher {
             return false;
         }
         while st.flushing {
-            st = self.flushed.wait(st).unwrap_or_else(|p| p.into_inner());
+            st = self.flushed.wait(st, |st| &mut st.blocked);
         }
         if let Some((file, path)) = st.file.take() {
             if let Err(e) = io.set_len(&file, &path, st.durable_len) {

@@ -16,11 +16,11 @@ mod recover;
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use session_core::StoreError;
 
-use super::flush::{next_step, Next};
+use super::flush::{next_step, CountedCondvar, Next};
 use super::io::io_err;
 use super::vfs::FsIo;
 use record::{Record, HEADER_LEN};
@@ -45,11 +45,11 @@ pub(crate) struct Journal {
     max_cap: u64,
     st: Mutex<State>,
     /// Wakes blocking waiters after each flush …
-    flushed: Condvar,
+    flushed: CountedCondvar,
     /// … and async ones.
     flushed_async: tokio::sync::Notify,
     /// Wakes the flusher thread.
-    work: Condvar,
+    work: CountedCondvar,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -70,6 +70,9 @@ struct State {
     /// Session files with records in this epoch.
     dirty: HashMap<String, Arc<File>>,
     stop: bool,
+    /// Threads waiting on `Journal::flushed`, and on `Journal::work` (the flusher thread).
+    blocked: usize,
+    idle: usize,
 }
 
 impl State {
@@ -108,10 +111,12 @@ impl Journal {
                 broken: false,
                 dirty: HashMap::new(),
                 stop: false,
+                blocked: 0,
+                idle: 0,
             }),
-            flushed: Condvar::new(),
+            flushed: CountedCondvar::default(),
             flushed_async: tokio::sync::Notify::new(),
-            work: Condvar::new(),
+            work: CountedCondvar::default(),
             thread: Mutex::new(None),
         });
         let runner = Arc::clone(&journal);
@@ -205,7 +210,7 @@ impl Journal {
         st.dirty.clear();
         st.durable = st.written;
         st.broken = false;
-        self.flushed.notify_all();
+        self.flushed.notify_all(st.blocked);
         self.flushed_async.notify_waiters();
         Ok(())
     }
@@ -235,7 +240,7 @@ impl Journal {
         loop {
             match st.next(seq) {
                 Next::Done(result) => return result,
-                Next::Wait => st = self.flushed.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Next::Wait => st = self.flushed.wait(st, |st| &mut st.blocked),
                 Next::Lead => {
                     drop(st);
                     self.lead();
@@ -252,11 +257,14 @@ impl Journal {
             let notified = self.flushed_async.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            match lock(&self.st).next(seq) {
-                Next::Done(result) => return result,
-                Next::Wait | Next::Lead => {}
-            }
-            self.work.notify_one();
+            let idle = {
+                let st = lock(&self.st);
+                match st.next(seq) {
+                    Next::Done(result) => return result,
+                    Next::Wait | Next::Lead => st.idle,
+                }
+            };
+            self.work.notify_all(idle);
             notified.await;
         }
     }
@@ -282,8 +290,9 @@ impl Journal {
                 st.broken = true;
             }
         }
+        let blocked = st.blocked;
         drop(st);
-        self.flushed.notify_all();
+        self.flushed.notify_all(blocked);
         self.flushed_async.notify_waiters();
     }
 
@@ -296,7 +305,7 @@ impl Journal {
                 self.lead();
                 st = lock(&self.st);
             } else {
-                st = self.work.wait(st).unwrap_or_else(|p| p.into_inner());
+                st = self.work.wait(st, |st| &mut st.idle);
             }
         }
     }
@@ -313,8 +322,12 @@ impl Journal {
 
     /// Stops the flusher thread and empties the journal.
     fn close(&self) {
-        lock(&self.st).stop = true;
-        self.work.notify_all();
+        let idle = {
+            let mut st = lock(&self.st);
+            st.stop = true;
+            st.idle
+        };
+        self.work.notify_all(idle);
         if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = thread.join();
         }
