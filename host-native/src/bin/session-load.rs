@@ -107,6 +107,12 @@ const NOOP: &str = "session-load::noop";
 /// engine both deep-copy a function's registration (schemas included) on every invocation, so
 /// this floor includes what registering the seed's schemas costs per call.
 const NOOP_SCHEMA: &str = "session-load::noop-with-append-schemas";
+/// With `--fsync-probe`: [`NOOP_SCHEMA`] whose handler first appends a record-sized line to a file
+/// in the probe directory and `fdatasync`s it, on the thread that answers (as the worker's lone
+/// durable append does). The least a durable worker pays through the engine, including what the
+/// sum of the two floors leaves out: the engine and this tool idle while the flush runs, and on
+/// this VM an idle vCPU takes longer to wake than a busy one.
+const NOOP_DURABLE: &str = "session-load::durable-noop-with-append-schemas";
 
 async fn call(iii: &IIIClient, function_id: &str, payload: Value) -> Result<Value, Error> {
     call_within(iii, function_id, payload, 5000).await
@@ -335,11 +341,12 @@ fn fsync_probe(dir: &std::path::Path, n: usize) -> Vec<u64> {
 }
 
 /// The measured phases of a round, in the order of [`Round::failed`].
-const PHASES: [&str; 11] = [
+const PHASES: [&str; 12] = [
     "no-op sequential",
     "append sequential",
     "get sequential",
     "schema no-op sequential",
+    "durable no-op sequential",
     "no-op writers",
     "schema no-op writers",
     "append writers",
@@ -376,8 +383,10 @@ struct Round {
     writers: [Phase; 4],
     /// The writers phases on one shared session, in the order of [`SHARED_FUNCTIONS`].
     shared: [Phase; 3],
-    /// Failed calls of the sequential phases (the first four of [`PHASES`]).
-    sequential_failed: [usize; 4],
+    /// [`NOOP_DURABLE`]'s sequential p50, with `--fsync-probe`.
+    durable_noop: Option<f64>,
+    /// Failed calls of the sequential phases (the first five of [`PHASES`]).
+    sequential_failed: [usize; 5],
 }
 
 impl Round {
@@ -406,6 +415,13 @@ async fn round(iii: &IIIClient, args: &Args) -> Round {
     };
     let (get, get_failed) = sequential(iii, "session::get", args.sequential).await;
     let (noop_schema, schema_failed) = sequential(iii, NOOP_SCHEMA, args.sequential).await;
+    let (durable_noop, durable_failed) = match &args.fsync_probe {
+        Some(_) => {
+            let (lat, failed) = sequential(iii, NOOP_DURABLE, args.sequential).await;
+            (Some(pct(&lat, 0.5)), failed)
+        }
+        None => (None, 0),
+    };
     let cpu = CpuProbe::new(args.engine_pid, args.worker_pid);
     let (w, own) = (args.writers(), Sessions::OwnEach);
     let noop_w = concurrent(iii, NOOP, &w, &cpu, own).await;
@@ -424,7 +440,8 @@ async fn round(iii: &IIIClient, args: &Args) -> Round {
         fsync,
         writers: [noop_w, schema_w, append_w, get_w],
         shared,
-        sequential_failed: [noop_failed, append_failed, get_failed, schema_failed],
+        durable_noop,
+        sequential_failed: [noop_failed, append_failed, get_failed, schema_failed, durable_failed],
     }
 }
 
@@ -589,6 +606,11 @@ async fn main() {
             .request_format((append_op.request_schema)())
             .response_format((append_op.response_schema)()),
     );
+    let durable_file = args.fsync_probe.as_ref().map(|dir| {
+        let path = dir.join(format!(".session-load-durable-{}", std::process::id()));
+        register_durable_noop(&iii, &path, &append_op);
+        path
+    });
     iii.wait_until_registered(Duration::from_secs(10)).await.expect("engine registration");
     // The no-op must be routable before measuring.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -604,6 +626,9 @@ async fn main() {
     // Warm-up of both paths.
     let _ = sequential(&iii, NOOP, 300).await;
     let _ = sequential(&iii, NOOP_SCHEMA, 300).await;
+    if durable_file.is_some() {
+        let _ = sequential(&iii, NOOP_DURABLE, 300).await;
+    }
     let _ = sequential(&iii, "session::append", 300).await;
 
     let mut rounds = Vec::new();
@@ -669,6 +694,12 @@ async fn main() {
             |r| r.noop_schema + fsync(r),
             |r| r.append[0],
         );
+        row(
+            "no-op with append's schemas that writes + fdatasyncs before answering, p50 (ms)",
+            &rounds,
+            |r| r.durable_noop.unwrap_or(f64::NAN),
+            |r| r.append[0],
+        );
     }
     cpu_table(&rounds, &args);
     let (failed, failed_by_phase) = per_phase(&PHASES, &rounds, |r| r.failed().collect());
@@ -676,7 +707,8 @@ async fn main() {
         .iter()
         .map(|r| r.writer_phases().map(|w| w.rate).sum::<f64>() * args.window_secs)
         .sum();
-    let calls = rounds.len() * 4 * n + completed as usize;
+    let sequential_phases = if durable_file.is_some() { 5 } else { 4 };
+    let calls = rounds.len() * sequential_phases * n + completed as usize;
     println!(
         "\nrounds: {}; medians per column, ratio = median of the per-round ratios (each round in \
          parentheses); failed calls (timeouts/errors): {failed} of {calls}{}",
@@ -704,6 +736,38 @@ async fn main() {
         listener.shutdown_async().await;
     }
     iii.shutdown_async().await;
+    if let Some(path) = durable_file {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Registers [`NOOP_DURABLE`], appending to `path`.
+fn register_durable_noop(
+    iii: &IIIClient,
+    path: &std::path::Path,
+    append_op: &session_core::catalog::Operation,
+) {
+    use std::io::Write as _;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("durable no-op file");
+    let file = Arc::new(std::sync::Mutex::new(file));
+    iii.register_function(
+        NOOP_DURABLE,
+        RegisterFunction::new_async(move |_: Value| {
+            let file = Arc::clone(&file);
+            async move {
+                let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
+                let written = file.write_all(&[b'x'; 420]).and_then(|()| file.sync_data());
+                written.map_err(|e| Error::Handler(format!("durable no-op: {e}")))?;
+                Ok::<Value, Error>(json!({}))
+            }
+        })
+        .request_format((append_op.request_schema)())
+        .response_format((append_op.response_schema)()),
+    );
 }
 
 /// A connection with `n` no-op functions, each bound to `session::message-added` (no filter).
