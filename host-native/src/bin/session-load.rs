@@ -608,7 +608,7 @@ async fn main() {
     );
     let durable_file = args.fsync_probe.as_ref().map(|dir| {
         let path = dir.join(format!(".session-load-durable-{}", std::process::id()));
-        register_durable_noop(&iii, &path, &append_op);
+        register_durable_noop(&iii, &path, append_op);
         path
     });
     iii.wait_until_registered(Duration::from_secs(10)).await.expect("engine registration");
