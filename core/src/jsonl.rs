@@ -130,8 +130,8 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
 /// rewrites and compaction.
 pub fn encode_snapshot(state: &SessionState) -> Vec<u8> {
     let mut out = Vec::new();
-    for record in state.snapshot_iter() {
-        out.extend_from_slice(&encode_record(&record));
+    for record in &state.snapshot_records() {
+        out.extend_from_slice(&encode_record(record));
     }
     out
 }

@@ -357,21 +357,19 @@ impl SessionState {
     /// here. No v1.0.32 record can express that state (only `meta` and `append` clear the flag, and
     /// both commit the leaf); finishing the delete (`delete-active-leaf`) removes the difference.
     pub fn snapshot_records(&self) -> Vec<Record> {
-        self.snapshot_iter().collect()
-    }
-
-    /// [`Self::snapshot_records`] one record at a time: a caller that encodes or measures the
-    /// snapshot holds one record, not a copy of the whole state (a large session's compaction
-    /// check runs over it under the session lock).
-    pub fn snapshot_iter(&self) -> impl Iterator<Item = Record> + '_ {
-        let meta = self.meta.iter().map(|meta| Record::Meta { meta: meta.clone() });
-        let entries = self.entries.values().map(|e| Record::Entry { entry: e.clone() });
-        let commits = self.committed.iter().map(|id| Record::Commit { entry_id: id.clone() });
-        let leaf = self.leaf.iter().flat_map(|leaf| {
-            let settle = (!self.pending_legacy_append).then_some(Record::Settle);
-            core::iter::once(Record::Leaf { entry_id: Some(leaf.clone()) }).chain(settle)
-        });
-        let feed = self.feed.kept().map(|c| Record::Change { change: LoggedChange::full(c) });
-        meta.chain(entries).chain(commits).chain(leaf).chain(feed)
+        let mut records = Vec::with_capacity(self.entries.len() + self.committed.len() + 3);
+        if let Some(meta) = &self.meta {
+            records.push(Record::Meta { meta: meta.clone() });
+        }
+        records.extend(self.entries.values().map(|e| Record::Entry { entry: e.clone() }));
+        records.extend(self.committed.iter().map(|id| Record::Commit { entry_id: id.clone() }));
+        if let Some(leaf) = &self.leaf {
+            records.push(Record::Leaf { entry_id: Some(leaf.clone()) });
+            if !self.pending_legacy_append {
+                records.push(Record::Settle);
+            }
+        }
+        records.extend(self.feed.kept().map(|c| Record::Change { change: LoggedChange::full(c) }));
+        records
     }
 }

@@ -269,14 +269,13 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
         if !loaded.on_disk || loaded.repair != TailRepair::None {
             return Ok(false);
         }
-        // Measured first, without keeping it: most checks find the file small enough.
-        let live = SnapshotPlan::estimate(&loaded.state, &loaded.spilled);
+        // Stubs stay spans: their bodies stream from the live file in step 2 (`spill.rs`).
+        let snapshot = SnapshotPlan::take(&loaded.state, &loaded.spilled);
+        let live = snapshot.estimate;
         if loaded.len <= 2 * live {
             loaded.compact_at = (2 * live).max(shared.compact_min);
             return Ok(false);
         }
-        // Stubs stay spans: their bodies stream from the live file in step 2 (`spill.rs`).
-        let snapshot = SnapshotPlan::take(&loaded.state, &loaded.spilled);
         let log = File::open(&path).map_err(|e| io_err("open", &path, &e))?;
         loaded.compact_queued = true; // no second job for this file while this one runs
         (snapshot, log, loaded.epoch, loaded.len)

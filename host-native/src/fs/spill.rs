@@ -218,6 +218,9 @@ impl Spilled {
 #[derive(Debug)]
 pub(crate) struct SnapshotPlan {
     pieces: Vec<Piece>,
+    /// At least the snapshot's length: a stub counts its line, which is its `entry` line or
+    /// longer (an `append` line also carries the leaf and the meta).
+    pub(crate) estimate: u64,
 }
 
 #[derive(Debug)]
@@ -229,57 +232,29 @@ enum Piece {
 /// Bytes compaction writes at once.
 const CHUNK: usize = 1 << 20;
 
-/// The span of `record`'s line when it is a stub's `entry` (its body is on disk).
-fn stub_span<'r>(record: &'r Record, spilled: &Spilled) -> Option<(&'r str, Span)> {
-    match record {
-        Record::Entry { entry } => spilled.span(entry.id()).map(|s| (entry.id(), s)),
-        _ => None,
-    }
-}
-
-/// The length of `record`'s line ([`jsonl::encode_record`]), counted as it is encoded.
-fn line_len(record: &Record) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len() as u64;
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, record) {
-        Ok(()) => count.0 + 1,
-        Err(_) => 1, // encode_record writes the bare `\n`
-    }
-}
-
 impl SnapshotPlan {
-    /// At least the snapshot's length, keeping nothing: a stub counts its line, which is its
-    /// `entry` line or longer (an `append` line also carries the leaf and the meta). The
-    /// compaction check, which most often finds the file small enough: one record at a time,
-    /// no copy of the session held.
-    pub(crate) fn estimate(state: &SessionState, spilled: &Spilled) -> u64 {
-        let size = |record: Record| match stub_span(&record, spilled) {
-            Some((_, span)) => span.1 as u64 + 1,
-            None => line_len(&record),
-        };
-        state.snapshot_iter().map(size).sum()
-    }
-
     pub(crate) fn take(state: &SessionState, spilled: &Spilled) -> SnapshotPlan {
-        let mut plan = SnapshotPlan { pieces: Vec::new() };
-        for record in state.snapshot_iter() {
-            match (stub_span(&record, spilled), plan.pieces.last_mut()) {
+        let mut plan = SnapshotPlan { pieces: Vec::new(), estimate: 0 };
+        for record in state.snapshot_records() {
+            let stub = match &record {
+                Record::Entry { entry } => spilled.span(entry.id()).map(|s| (entry.id(), s)),
+                _ => None,
+            };
+            match (stub, plan.pieces.last_mut()) {
                 (Some((id, span)), _) => {
+                    plan.estimate += span.1 as u64 + 1;
                     plan.pieces.push(Piece::Stub(id.to_string(), span));
                 }
                 (None, Some(Piece::Lines(lines))) if lines.len() < CHUNK => {
-                    lines.extend_from_slice(&jsonl::encode_record(&record));
+                    let line = jsonl::encode_record(&record);
+                    plan.estimate += line.len() as u64;
+                    lines.extend_from_slice(&line);
                 }
-                (None, _) => plan.pieces.push(Piece::Lines(jsonl::encode_record(&record))),
+                (None, _) => {
+                    let line = jsonl::encode_record(&record);
+                    plan.estimate += line.len() as u64;
+                    plan.pieces.push(Piece::Lines(line));
+                }
             }
         }
         plan
@@ -359,53 +334,4 @@ pub(crate) fn written_spans(base: u64, encoded: &[u8], count: usize) -> Vec<Span
     }
     spans.truncate(count);
     spans
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use session_core::conformance::{message_entry, sample_meta};
-    use session_core::feed::DEFAULT_RETENTION;
-    use session_core::wire::Change;
-
-    /// A state with a meta, a chain of entries, a leaf and kept feed changes.
-    fn state(entries: usize) -> SessionState {
-        let mut state = SessionState::default();
-        state.apply(&Record::Meta { meta: sample_meta("s", 1) });
-        let mut parent = None;
-        for i in 0..entries {
-            let id = format!("e{i}");
-            let entry = message_entry(&id, parent.as_deref(), i as i64, "some text");
-            state.apply(&Record::Append { entry, meta: sample_meta("s", i as i64) });
-            let payload = serde_json::json!({ "entry_id": id });
-            let change_type = "session::message-added".into();
-            state.feed.record(Change { seq: i as u64 + 1, change_type, payload, timestamp: 1 });
-            parent = Some(id);
-        }
-        state.feed.trim(DEFAULT_RETENTION);
-        state
-    }
-
-    /// Without stubs the check's estimate is the snapshot's length, and the plan writes the
-    /// snapshot itself.
-    #[test]
-    fn the_estimate_and_the_plan_match_the_snapshot() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let log_path = dir.path().join("s.jsonl");
-        let log = File::create(&log_path).expect("log");
-        for entries in [0, 1, 40] {
-            let state = state(entries);
-            let snapshot = jsonl::encode_snapshot(&state);
-            let spilled = Spilled::default();
-            assert_eq!(SnapshotPlan::estimate(&state, &spilled), snapshot.len() as u64);
-            let mut written = Vec::new();
-            let plan = SnapshotPlan::take(&state, &spilled);
-            let write = |chunk: &[u8]| {
-                written.extend_from_slice(chunk);
-                Ok(())
-            };
-            let (len, moved) = plan.write(&log, &log_path, write).expect("write");
-            assert_eq!((written, len, moved.len()), (snapshot.clone(), snapshot.len() as u64, 0));
-        }
-    }
 }
