@@ -317,20 +317,25 @@ fn connect(url: &str, name: &str) -> IIIClient {
     session_manager::worker::client_connection(url, name)
 }
 
+/// The line the fsync probe and [`NOOP_DURABLE`] write: about one `append` record of this tool.
+const PROBE_LINE: [u8; 420] = [b'x'; 420];
+
+/// A file of this process in the probe directory `dir`, opened to append (`kind` names it).
+fn probe_file(dir: &std::path::Path, kind: &str) -> (std::path::PathBuf, std::fs::File) {
+    let path = dir.join(format!(".session-load-{kind}-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(&path);
+    let file = file.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (path, file)
+}
+
 /// Sorted latencies (µs) of `n` sequential write + fdatasync of a record-sized line in `dir`.
 fn fsync_probe(dir: &std::path::Path, n: usize) -> Vec<u64> {
     use std::io::Write as _;
-    let path = dir.join(format!(".session-load-probe-{}", std::process::id()));
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .expect("fsync probe file");
-    let line = [b'x'; 420];
+    let (path, mut file) = probe_file(dir, "probe");
     let mut lat: Vec<u64> = (0..n)
         .map(|_| {
             let start = Instant::now();
-            file.write_all(&line).expect("probe write");
+            file.write_all(&PROBE_LINE).expect("probe write");
             file.sync_data().expect("probe fdatasync");
             start.elapsed().as_micros() as u64
         })
@@ -602,13 +607,14 @@ async fn main() {
     let append_op = session_core::catalog::operation("session::append").expect("catalog");
     iii.register_function(
         NOOP_SCHEMA,
-        RegisterFunction::new_async(|_: Value| async { Ok::<Value, Error>(json!({})) })
-            .request_format((append_op.request_schema)())
-            .response_format((append_op.response_schema)()),
+        with_schemas_of(
+            append_op,
+            RegisterFunction::new_async(|_: Value| async { Ok::<Value, Error>(json!({})) }),
+        ),
     );
     let durable_file = args.fsync_probe.as_ref().map(|dir| {
-        let path = dir.join(format!(".session-load-durable-{}", std::process::id()));
-        register_durable_noop(&iii, &path, append_op);
+        let (path, file) = probe_file(dir, "durable");
+        register_durable_noop(&iii, file, append_op);
         path
     });
     iii.wait_until_registered(Duration::from_secs(10)).await.expect("engine registration");
@@ -741,33 +747,33 @@ async fn main() {
     }
 }
 
-/// Registers [`NOOP_DURABLE`], appending to `path`.
+/// `function` registered with `op`'s request and response schemas (what the engine and iii-sdk
+/// copy on every call).
+fn with_schemas_of(
+    op: &session_core::catalog::Operation,
+    function: RegisterFunction,
+) -> RegisterFunction {
+    function.request_format((op.request_schema)()).response_format((op.response_schema)())
+}
+
+/// Registers [`NOOP_DURABLE`], appending to `file`.
 fn register_durable_noop(
     iii: &IIIClient,
-    path: &std::path::Path,
+    file: std::fs::File,
     append_op: &session_core::catalog::Operation,
 ) {
     use std::io::Write as _;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .expect("durable no-op file");
     let file = Arc::new(std::sync::Mutex::new(file));
-    iii.register_function(
-        NOOP_DURABLE,
-        RegisterFunction::new_async(move |_: Value| {
-            let file = Arc::clone(&file);
-            async move {
-                let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
-                let written = file.write_all(&[b'x'; 420]).and_then(|()| file.sync_data());
-                written.map_err(|e| Error::Handler(format!("durable no-op: {e}")))?;
-                Ok::<Value, Error>(json!({}))
-            }
-        })
-        .request_format((append_op.request_schema)())
-        .response_format((append_op.response_schema)()),
-    );
+    let durable_noop = RegisterFunction::new_async(move |_: Value| {
+        let file = Arc::clone(&file);
+        async move {
+            let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
+            let written = file.write_all(&PROBE_LINE).and_then(|()| file.sync_data());
+            written.map_err(|e| Error::Handler(format!("durable no-op: {e}")))?;
+            Ok::<Value, Error>(json!({}))
+        }
+    });
+    iii.register_function(NOOP_DURABLE, with_schemas_of(append_op, durable_noop));
 }
 
 /// A connection with `n` no-op functions, each bound to `session::message-added` (no filter).
