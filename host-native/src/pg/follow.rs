@@ -178,10 +178,11 @@ async fn follow(
             return Ok(());
         }
         let Some(store) = store.upgrade() else { return Ok(()) };
-        let events = read(&client, &store, position).await?;
+        let (events, outcome) = read(&client, &store, position).await;
         if !events.is_empty() {
             publisher.publish(events).await;
         }
+        outcome?;
         // Everything up to here is delivered: a restart goes on after it (below any hole).
         let done = position.holes.keys().next().map_or(position.cursor, |hole| Some(hole - 1));
         if done != position.saved {
@@ -205,13 +206,35 @@ async fn follow(
     }
 }
 
+/// One outbox row: a change set some instance committed to one session.
+#[derive(Debug, Clone)]
+struct OutboxRow {
+    id: i64,
+    session: Vec<u8>,
+    first_seq: i64,
+    last_seq: i64,
+    instance: String,
+}
+
 /// Reads the outbox after the cursor and the holes, and turns the other instances' rows into
-/// events not delivered yet, in outbox order.
+/// events not delivered yet, in outbox order. The events come back even when the read fails
+/// part way (a terminated connection): they are counted as delivered, so they must be published.
 async fn read(
     client: &Client,
     store: &PgStore,
     position: &mut Position,
-) -> Result<Vec<Emitted>, String> {
+) -> (Vec<Emitted>, Result<(), String>) {
+    let mut events = Vec::new();
+    let outcome = read_into(client, store, position, &mut events).await;
+    (events, outcome)
+}
+
+async fn read_into(
+    client: &Client,
+    store: &PgStore,
+    position: &mut Position,
+    events: &mut Vec<Emitted>,
+) -> Result<(), String> {
     let sql = &store.sql;
     let now = Instant::now();
     position.holes.retain(|_, since| now.duration_since(*since) < HOLE_TTL);
@@ -222,48 +245,67 @@ async fn read(
     let cursor = position.cursor.unwrap_or(0);
     let holes: Vec<i64> = position.holes.keys().copied().collect();
     let rows = client.query(&sql.follow, &[&cursor, &holes]).await.map_err(|e| with_causes(&e))?;
-    let mut events = Vec::new();
-    let mut newest = cursor;
-    for row in rows {
-        let id: i64 = row.get(0);
-        if id > newest {
-            // A wide gap is rows trimmed away (an instance back after long), not transactions
-            // still in flight: only narrow ones are worth waiting for.
-            if id - newest <= MAX_GAP {
-                for skipped in newest + 1..id {
-                    position.holes.insert(skipped, now);
+    let rows = rows.iter().map(|row| OutboxRow {
+        id: row.get(0),
+        session: row.get(1),
+        first_seq: row.get(2),
+        last_seq: row.get(3),
+        instance: row.get(4),
+    });
+    position.advance(rows, &store.instance, now, events, |sid, from, last| {
+        let page = store.changes(sid, from, (last - from) as usize).map_err(|e| e.to_string())?;
+        let metadata = store.get_meta(sid).ok().flatten().and_then(|m| m.metadata);
+        let in_range = page.changes.into_iter().filter(|c| c.seq > from && c.seq <= last);
+        Ok(in_range
+            .filter_map(|change| {
+                let event = event_of(store, sid, &change)?;
+                Some(Emitted { event, session_metadata: metadata.clone(), change: Some(change) })
+            })
+            .collect())
+    })
+}
+
+impl Position {
+    /// Goes over `rows` (the outbox after the cursor, and the holes, in id order): the rows of
+    /// instances other than `me` become events through `fetch(session, after_seq, last_seq)`.
+    /// A row counts as seen (cursor, holes, delivered seqs) only once its events are in
+    /// `events`; at the first failing fetch it stops, so a re-read starts at that row and every
+    /// event is delivered once.
+    fn advance(
+        &mut self,
+        rows: impl IntoIterator<Item = OutboxRow>,
+        me: &str,
+        now: Instant,
+        events: &mut Vec<Emitted>,
+        mut fetch: impl FnMut(&str, u64, u64) -> Result<Vec<Emitted>, String>,
+    ) -> Result<(), String> {
+        for row in rows {
+            if row.instance != me {
+                if let Ok(sid) = String::from_utf8(row.session) {
+                    let (first, last) = (row.first_seq.max(1) as u64, row.last_seq.max(0) as u64);
+                    let from = self.delivered.get(&sid).copied().unwrap_or(0).max(first - 1);
+                    if from < last {
+                        events.extend(fetch(&sid, from, last)?);
+                        self.delivered.insert(sid, last);
+                    }
                 }
             }
-            newest = id;
-        } else {
-            position.holes.remove(&id);
-        }
-        let instance: &str = row.get(4);
-        if instance == store.instance {
-            continue;
-        }
-        let Ok(sid) = String::from_utf8(row.get::<_, Vec<u8>>(1)) else { continue };
-        let (first, last): (i64, i64) = (row.get(2), row.get(3));
-        let (first, last) = (first.max(1) as u64, last.max(0) as u64);
-        let from = position.delivered.get(&sid).copied().unwrap_or(0).max(first - 1);
-        if from >= last {
-            continue;
-        }
-        let page = store.changes(&sid, from, (last - from) as usize).map_err(|e| e.to_string())?;
-        let metadata = store.get_meta(&sid).ok().flatten().and_then(|m| m.metadata);
-        for change in page.changes.into_iter().filter(|c| c.seq > from && c.seq <= last) {
-            if let Some(event) = event_of(store, &sid, &change) {
-                events.push(Emitted {
-                    event,
-                    session_metadata: metadata.clone(),
-                    change: Some(change),
-                });
+            let newest = self.cursor.unwrap_or(0);
+            if row.id > newest {
+                // A wide gap is rows trimmed away (an instance back after long), not
+                // transactions still in flight: only narrow ones are worth waiting for.
+                if row.id - newest <= MAX_GAP {
+                    for skipped in newest + 1..row.id {
+                        self.holes.insert(skipped, now);
+                    }
+                }
+                self.cursor = Some(row.id);
+            } else {
+                self.holes.remove(&row.id);
             }
         }
-        position.delivered.insert(sid, last);
+        Ok(())
     }
-    position.cursor = Some(newest);
-    Ok(events)
 }
 
 /// The event a change was recorded for.
@@ -284,4 +326,88 @@ fn event_of(store: &PgStore, sid: &str, change: &Change) -> Option<SessionEvent>
         origin: None,
         timestamp: change.timestamp,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use session_core::wire::DeletedEvent;
+
+    fn row(id: i64, session: &str, first_seq: i64, last_seq: i64, instance: &str) -> OutboxRow {
+        let (session, instance) = (session.as_bytes().to_vec(), instance.to_string());
+        OutboxRow { id, session, first_seq, last_seq, instance }
+    }
+
+    /// One event per seq, naming its session and seq.
+    fn events_of(sid: &str, from: u64, last: u64) -> Vec<Emitted> {
+        (from + 1..=last)
+            .map(|seq| Emitted {
+                event: SessionEvent::Deleted(DeletedEvent { session_id: sid.into(), timestamp: 0 }),
+                session_metadata: None,
+                change: Some(Change {
+                    seq,
+                    change_type: "session::deleted".into(),
+                    payload: serde_json::Value::Null,
+                    timestamp: 0,
+                }),
+            })
+            .collect()
+    }
+
+    fn delivered(events: &[Emitted]) -> Vec<(String, u64)> {
+        let key = |e: &Emitted| match &e.event {
+            SessionEvent::Deleted(d) => (d.session_id.clone(), e.change.as_ref().unwrap().seq),
+            _ => unreachable!(),
+        };
+        events.iter().map(key).collect()
+    }
+
+    /// What the follow query returns: rows after the cursor, and the holes, in id order.
+    fn query(outbox: &[OutboxRow], position: &Position) -> Vec<OutboxRow> {
+        let cursor = position.cursor.unwrap_or(0);
+        let wanted = |r: &&OutboxRow| r.id > cursor || position.holes.contains_key(&r.id);
+        outbox.iter().filter(wanted).cloned().collect()
+    }
+
+    #[test]
+    fn a_fetch_failing_mid_batch_loses_and_repeats_nothing() {
+        // Row 5 commits late (a slower transaction): row 6 leaves a hole for it.
+        let mut outbox = vec![
+            row(1, "a", 1, 2, "them"),
+            row(2, "b", 1, 1, "them"),
+            row(3, "a", 3, 3, "me"),
+            row(4, "a", 4, 4, "them"),
+            row(6, "b", 2, 3, "them"),
+        ];
+        for failing_call in 1..=4 {
+            let mut position = Position { cursor: Some(0), ..Position::default() };
+            let (mut published, mut calls, mut failures) = (Vec::new(), 0, 0);
+            for round in 0..4 {
+                if round == 2 {
+                    outbox.push(row(5, "c", 1, 1, "them"));
+                    outbox.sort_by_key(|r| r.id);
+                }
+                let rows = query(&outbox, &position);
+                let mut events = Vec::new();
+                let outcome =
+                    position.advance(rows, "me", Instant::now(), &mut events, |s, f, l| {
+                        calls += 1;
+                        if calls == failing_call {
+                            return Err("the connection was terminated".into());
+                        }
+                        Ok(events_of(s, f, l))
+                    });
+                failures += usize::from(outcome.is_err());
+                published.extend(events);
+            }
+            outbox.retain(|r| r.id != 5);
+            assert_eq!(failures, 1, "call {failing_call} failed once");
+            let mut got = delivered(&published);
+            got.sort();
+            let want = [("a", 1), ("a", 2), ("a", 4), ("b", 1), ("b", 2), ("b", 3), ("c", 1)];
+            let want: Vec<(String, u64)> = want.iter().map(|(s, q)| (s.to_string(), *q)).collect();
+            assert_eq!(got, want, "failing call {failing_call}");
+            assert!(position.holes.is_empty(), "the late row filled its hole");
+        }
+    }
 }
