@@ -11,13 +11,26 @@ use session_core::catalog::{all_operations, OpKind, Operation, OPERATIONS};
 use crate::reload;
 use crate::worker::Worker;
 
+/// The function whose answer says the worker is up: registered last.
+pub const READY_PROBE: &str = "session::config-status";
+
 /// Registers every function of the catalog; with `seed_only`, only the seed's.
 pub fn register_all(iii: &IIIClient, worker: &Arc<Worker>, seed_only: bool) {
-    let operations: Box<dyn Iterator<Item = &'static Operation>> =
-        if seed_only { Box::new(OPERATIONS.iter()) } else { Box::new(all_operations()) };
-    for op in operations {
+    for op in registration_order(seed_only) {
         iii.register_function(op.id, registration(op, worker.clone()));
     }
+}
+
+/// The catalog (or the seed's part) with [`READY_PROBE`] last: the engine handles a worker's
+/// registrations in order, so a caller that gets the probe's answer (a supervisor, a harness, a
+/// load tool) finds every other function registered too. That holds for the first connection;
+/// after a reconnect iii-sdk re-registers its functions in its own (hash) order.
+pub fn registration_order(seed_only: bool) -> Vec<&'static Operation> {
+    let operations: Box<dyn Iterator<Item = &'static Operation>> =
+        if seed_only { Box::new(OPERATIONS.iter()) } else { Box::new(all_operations()) };
+    let (mut order, probe): (Vec<_>, Vec<_>) = operations.partition(|op| op.id != READY_PROBE);
+    order.extend(probe);
+    order
 }
 
 /// The registration of one function.
@@ -44,5 +57,22 @@ pub async fn handle(
         }
         (OpKind::Operator, "session::on-config-change") => reload::on_config_change(worker).await,
         _ => worker.call(op, payload).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ready_probe_is_registered_last_and_nothing_is_left_out() {
+        for (seed_only, count) in [(true, OPERATIONS.len()), (false, all_operations().count())] {
+            let order = registration_order(seed_only);
+            assert_eq!(order.last().map(|op| op.id), Some(READY_PROBE));
+            let mut ids: Vec<&str> = order.iter().map(|op| op.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), count, "seed_only {seed_only}: each function once");
+        }
     }
 }

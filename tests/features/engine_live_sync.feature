@@ -45,6 +45,7 @@ Feature: live sync on a real iii engine: replicas that never miss a change
   @engine @serial
   Scenario: the example replica started after the feed was trimmed takes a snapshot, then follows
     When the stored configuration is set to {"feed_retention": 5}
+    And the worker has reloaded the stored configuration
     Then the config status becomes {"last_outcome": "applied", "rejected_reloads": 0}
     When the client calls "session::create" with {"title": "trimmed"} and keeps "session_id" as "sid"
     And the client streams 2 turns into "${sid}"

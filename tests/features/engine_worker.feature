@@ -141,6 +141,7 @@ Feature: session-manager on a real iii engine
     When the client calls "session::create" with {"title": "one"}
     And the client calls "session::create" with {"title": "two"}
     And the stored configuration is set to {"default_list_limit": 1}
+    And the worker has reloaded the stored configuration
     Then the config status becomes {"last_outcome": "applied", "rejected_reloads": 0}
     When the client calls "session::list" with {}
     Then the engine response field "sessions" has 1 item

@@ -332,6 +332,16 @@ async fn set_config(w: &mut SessionWorld, value: String) {
     state.harness.call("configuration::set", payload, true).await.expect("configuration::set");
 }
 
+/// The configuration trigger reloads asynchronously, and the status of an earlier reload
+/// already reads "applied": a reload of our own, serialized behind any in flight, returns only
+/// once the stored value it fetched is in force.
+#[when("the worker has reloaded the stored configuration")]
+async fn reloaded(w: &mut SessionWorld) {
+    let state = st(w);
+    let reply = state.harness.call("session::on-config-change", json!({}), true).await;
+    assert_eq!(reply.expect("session::on-config-change"), json!({ "ok": true }));
+}
+
 #[then(regex = r#"^the config status becomes (\{.*\})$"#)]
 async fn config_status(w: &mut SessionWorld, expected: String) {
     let state = st(w);
