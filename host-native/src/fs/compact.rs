@@ -270,12 +270,12 @@ fn compact(shared: &Shared, sid: &str, slot: &Slot) -> Result<bool, StoreError> 
             return Ok(false);
         }
         // Stubs stay spans: their bodies stream from the live file in step 2 (`spill.rs`).
-        let snapshot = SnapshotPlan::take(&loaded.state, &loaded.spilled);
-        let live = snapshot.estimate;
+        let live = SnapshotPlan::estimate(&loaded.state, &loaded.spilled);
         if loaded.len <= 2 * live {
             loaded.compact_at = (2 * live).max(shared.compact_min);
             return Ok(false);
         }
+        let snapshot = SnapshotPlan::take(&loaded.state, &loaded.spilled);
         let log = File::open(&path).map_err(|e| io_err("open", &path, &e))?;
         loaded.compact_queued = true; // no second job for this file while this one runs
         (snapshot, log, loaded.epoch, loaded.len)

@@ -218,9 +218,6 @@ impl Spilled {
 #[derive(Debug)]
 pub(crate) struct SnapshotPlan {
     pieces: Vec<Piece>,
-    /// At least the snapshot's length: a stub counts its line, which is its `entry` line or
-    /// longer (an `append` line also carries the leaf and the meta).
-    pub(crate) estimate: u64,
 }
 
 #[derive(Debug)]
@@ -232,32 +229,40 @@ enum Piece {
 /// Bytes compaction writes at once.
 const CHUNK: usize = 1 << 20;
 
+/// The stub a snapshot record stands for, with its line's span.
+fn stub_of<'r>(record: &'r Record, spilled: &Spilled) -> Option<(&'r str, Span)> {
+    match record {
+        Record::Entry { entry } => spilled.span(entry.id()).map(|span| (entry.id(), span)),
+        _ => None,
+    }
+}
+
 impl SnapshotPlan {
+    /// At least the snapshot's length, without keeping it: a stub counts its line, which is its
+    /// `entry` line or longer (an `append` line also carries the leaf and the meta). The
+    /// compaction check runs this under the session lock, and most checks find the file under
+    /// twice it: the encoded snapshot is built ([`Self::take`]) only for a compaction.
+    pub(crate) fn estimate(state: &SessionState, spilled: &Spilled) -> u64 {
+        let records = state.snapshot_records();
+        let len = |record: &Record| match stub_of(record, spilled) {
+            Some((_, span)) => span.1 as u64 + 1,
+            None => jsonl::encode_record(record).len() as u64,
+        };
+        records.iter().map(len).sum()
+    }
+
     pub(crate) fn take(state: &SessionState, spilled: &Spilled) -> SnapshotPlan {
-        let mut plan = SnapshotPlan { pieces: Vec::new(), estimate: 0 };
+        let mut pieces = Vec::new();
         for record in state.snapshot_records() {
-            let stub = match &record {
-                Record::Entry { entry } => spilled.span(entry.id()).map(|s| (entry.id(), s)),
-                _ => None,
-            };
-            match (stub, plan.pieces.last_mut()) {
-                (Some((id, span)), _) => {
-                    plan.estimate += span.1 as u64 + 1;
-                    plan.pieces.push(Piece::Stub(id.to_string(), span));
-                }
+            match (stub_of(&record, spilled), pieces.last_mut()) {
+                (Some((id, span)), _) => pieces.push(Piece::Stub(id.to_string(), span)),
                 (None, Some(Piece::Lines(lines))) if lines.len() < CHUNK => {
-                    let line = jsonl::encode_record(&record);
-                    plan.estimate += line.len() as u64;
-                    lines.extend_from_slice(&line);
+                    lines.extend_from_slice(&jsonl::encode_record(&record));
                 }
-                (None, _) => {
-                    let line = jsonl::encode_record(&record);
-                    plan.estimate += line.len() as u64;
-                    plan.pieces.push(Piece::Lines(line));
-                }
+                (None, _) => pieces.push(Piece::Lines(jsonl::encode_record(&record))),
             }
         }
-        plan
+        SnapshotPlan { pieces }
     }
 
     /// Writes the snapshot through `write` in chunks of about [`CHUNK`], each stub's body read
