@@ -358,18 +358,25 @@ impl SessionState {
     /// both commit the leaf); finishing the delete (`delete-active-leaf`) removes the difference.
     pub fn snapshot_records(&self) -> Vec<Record> {
         let mut records = Vec::with_capacity(self.entries.len() + self.committed.len() + 3);
+        self.each_snapshot_record(|record| records.push(record));
+        records
+    }
+
+    /// [`Self::snapshot_records`] handed to `emit` one at a time: a caller that only measures or
+    /// encodes the snapshot holds one record, not a copy of the whole state (the fs compaction
+    /// check runs over a large session under its lock).
+    pub fn each_snapshot_record(&self, mut emit: impl FnMut(Record)) {
         if let Some(meta) = &self.meta {
-            records.push(Record::Meta { meta: meta.clone() });
+            emit(Record::Meta { meta: meta.clone() });
         }
-        records.extend(self.entries.values().map(|e| Record::Entry { entry: e.clone() }));
-        records.extend(self.committed.iter().map(|id| Record::Commit { entry_id: id.clone() }));
+        self.entries.values().for_each(|e| emit(Record::Entry { entry: e.clone() }));
+        self.committed.iter().for_each(|id| emit(Record::Commit { entry_id: id.clone() }));
         if let Some(leaf) = &self.leaf {
-            records.push(Record::Leaf { entry_id: Some(leaf.clone()) });
+            emit(Record::Leaf { entry_id: Some(leaf.clone()) });
             if !self.pending_legacy_append {
-                records.push(Record::Settle);
+                emit(Record::Settle);
             }
         }
-        records.extend(self.feed.kept().map(|c| Record::Change { change: LoggedChange::full(c) }));
-        records
+        self.feed.kept().for_each(|c| emit(Record::Change { change: LoggedChange::full(c) }));
     }
 }

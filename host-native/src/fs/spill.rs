@@ -243,25 +243,25 @@ impl SnapshotPlan {
     /// compaction check runs this under the session lock, and most checks find the file under
     /// twice it: the encoded snapshot is built ([`Self::take`]) only for a compaction.
     pub(crate) fn estimate(state: &SessionState, spilled: &Spilled) -> u64 {
-        let records = state.snapshot_records();
-        let len = |record: &Record| match stub_of(record, spilled) {
-            Some((_, span)) => span.1 as u64 + 1,
-            None => jsonl::encode_record(record).len() as u64,
-        };
-        records.iter().map(len).sum()
+        let mut estimate = 0;
+        state.each_snapshot_record(|record| {
+            estimate += match stub_of(&record, spilled) {
+                Some((_, span)) => span.1 as u64 + 1,
+                None => jsonl::encode_record(&record).len() as u64,
+            };
+        });
+        estimate
     }
 
     pub(crate) fn take(state: &SessionState, spilled: &Spilled) -> SnapshotPlan {
         let mut pieces = Vec::new();
-        for record in state.snapshot_records() {
-            match (stub_of(&record, spilled), pieces.last_mut()) {
-                (Some((id, span)), _) => pieces.push(Piece::Stub(id.to_string(), span)),
-                (None, Some(Piece::Lines(lines))) if lines.len() < CHUNK => {
-                    lines.extend_from_slice(&jsonl::encode_record(&record));
-                }
-                (None, _) => pieces.push(Piece::Lines(jsonl::encode_record(&record))),
+        state.each_snapshot_record(|record| match (stub_of(&record, spilled), pieces.last_mut()) {
+            (Some((id, span)), _) => pieces.push(Piece::Stub(id.to_string(), span)),
+            (None, Some(Piece::Lines(lines))) if lines.len() < CHUNK => {
+                lines.extend_from_slice(&jsonl::encode_record(&record));
             }
-        }
+            (None, _) => pieces.push(Piece::Lines(jsonl::encode_record(&record))),
+        });
         SnapshotPlan { pieces }
     }
 
