@@ -38,6 +38,7 @@ use clap::Parser;
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
+use session_manager::functions::READY_PROBE;
 use session_manager::procfs;
 
 #[derive(Debug, Parser)]
@@ -356,7 +357,7 @@ fn print_memory(pid: Option<u32>, rows: &[(String, Option<(f64, f64)>)]) {
 /// Cold open of `sid`: the worker's first answer, then each first read, timed from it.
 async fn cold_open(b: &Bench, sid: &str, command: &[String], worker_pid: Option<u32>) {
     let waiting = Instant::now();
-    while b.once("session::config-status", json!({})).await.is_err() {
+    while b.once(READY_PROBE, json!({})).await.is_err() {
         assert!(waiting.elapsed() < Duration::from_secs(60), "the worker never answered");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -567,7 +568,7 @@ async fn main() {
         return;
     }
     let deadline = Instant::now() + Duration::from_secs(30);
-    while b.once("session::config-status", json!({})).await.is_err()
+    while b.once(READY_PROBE, json!({})).await.is_err()
         || b.once(NOOP, json!({ "bytes": 8 })).await.is_err()
     {
         assert!(Instant::now() < deadline, "worker or no-op never became callable");

@@ -26,6 +26,7 @@ use clap::Parser;
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
+use session_manager::functions::READY_PROBE;
 use session_manager::procfs;
 
 #[derive(Debug, Parser)]
@@ -708,7 +709,7 @@ async fn main() {
     // subscriber's small answers could hold the next request for the engine's delayed ACK.
     session_manager::nodelay::spawn_keeper();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while call(&iii, "session::config-status", json!({}), 1000).await.is_err()
+    while call(&iii, READY_PROBE, json!({}), 1000).await.is_err()
         || call(&iii, NOOP, json!({}), 1000).await.is_err()
     {
         assert!(

@@ -9,6 +9,7 @@ use cucumber::codegen::{LocalBoxFuture, Regex};
 use cucumber::step::Context;
 use cucumber::{given, then, when};
 use serde_json::{json, Value};
+use session_manager::functions::READY_PROBE;
 
 use super::harness::Harness;
 use super::steps::{keep, record, subst, until_ok};
@@ -236,7 +237,7 @@ async fn restart_main_engine(w: &mut SessionWorld) {
     state.harness.restart_engine(&bin);
     // The main worker reconnects by itself; wait until it serves again.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while state.harness.call("session::config-status", json!({}), false).await.is_err() {
+    while state.harness.call(READY_PROBE, json!({}), false).await.is_err() {
         assert!(Instant::now() < deadline, "the main worker did not come back");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{register_worker, Error, IIIClient, InitOptions, RegisterFunction};
 use serde_json::{json, Value};
+use session_manager::functions::READY_PROBE;
 
 /// Deliveries recorded per handler name.
 pub type Inbox = Arc<Mutex<HashMap<String, Vec<Value>>>>;
@@ -253,7 +254,7 @@ impl Harness {
         self.worker = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let status = self.call_once("session::config-status", json!({}), 1000).await;
+            let status = self.call_once(READY_PROBE, json!({}), 1000).await;
             if status.is_ok() {
                 return;
             }
@@ -299,7 +300,7 @@ impl Harness {
         // Let the engine notice the disconnect and free the worker name.
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if self.call_once("session::config-status", json!({}), 300).await.is_err() {
+            if self.call_once(READY_PROBE, json!({}), 300).await.is_err() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
