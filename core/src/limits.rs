@@ -74,7 +74,8 @@ pub fn check(payload: Value, max_bytes: usize) -> Result<Value> {
 /// Walks the value with an explicit stack; stops at the first excess.
 fn measure(payload: &Value, max_bytes: usize) -> Result<()> {
     let mut size = 0usize;
-    let mut stack: Vec<(&Value, usize)> = alloc::vec![(payload, 1)];
+    let mut stack: Vec<(&Value, usize)> = Vec::with_capacity(16);
+    stack.push((payload, 1));
     while let Some((value, depth)) = stack.pop() {
         size = size.saturating_add(match value {
             Value::Null | Value::Bool(_) => 5,
@@ -121,7 +122,24 @@ fn at<'a>(payload: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter().try_fold(payload, |value, key| value.get(key))
 }
 
+/// Whether some id of `payload` could be too long: a string at an id path (or in an id list)
+/// longer than a third of [`MAX_ID_BYTES`], since encoding at most triples a byte. One pass over
+/// the keys, so [`check_ids`] looks each path up only for such a request (most have none).
+fn may_hold_a_long_id(payload: &Value) -> bool {
+    const SHORT: usize = MAX_ID_BYTES / 3;
+    let long = |value: &Value| value.as_str().is_some_and(|s| s.len() > SHORT);
+    let Value::Object(map) = payload else { return false };
+    map.iter().any(|(key, value)| match key.as_str() {
+        "meta" | "entry" => value.as_object().is_some_and(|inner| inner.values().any(long)),
+        "entry_ids" | "attachment_ids" => value.as_array().is_some_and(|ids| ids.iter().any(long)),
+        _ => long(value) && ID_PATHS.iter().any(|path| path.len() == 1 && path[0] == key),
+    })
+}
+
 fn check_ids(payload: &Value) -> Result<()> {
+    if !may_hold_a_long_id(payload) {
+        return Ok(());
+    }
     for path in ID_PATHS {
         if let Some(Value::String(id)) = at(payload, path) {
             check_id(path, id)?;

@@ -101,7 +101,8 @@ impl Subscriptions {
             out.extend(matching.into_iter().map(|sub| (sub, payload.clone())));
         }
         let changed = self.matching_changed(emitted);
-        if let Some(event) = emitted.changed_event().filter(|_| !changed.is_empty()) {
+        // The event is a copy of the change's payload: built only for a binding that gets it.
+        if let Some(event) = (!changed.is_empty()).then(|| emitted.changed_event()).flatten() {
             let payload = serde_json::to_value(event).unwrap_or(Value::Null);
             out.extend(changed.into_iter().map(|sub| (sub, payload.clone())));
         }

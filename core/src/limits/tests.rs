@@ -76,6 +76,26 @@ fn ids_are_limited_once_encoded() {
     }
 }
 
+/// The one-pass look for long ids (`may_hold_a_long_id`) misses no path: the shortest id that is
+/// too long, at every id path and in every id list, is refused with its path.
+#[test]
+fn the_shortest_long_id_is_refused_at_every_path() {
+    let long = "/".repeat(MAX_ID_BYTES / 3 + 1);
+    let nest = |path: &[&str], leaf: Value| {
+        path.iter().rev().fold(leaf, |inner, key| json!({ *key: inner }))
+    };
+    for path in ID_PATHS {
+        let error = check(nest(path, json!(long)), MAX_REQUEST_BYTES).expect_err("long id");
+        assert!(error.to_string().contains(&path.join(".")), "{path:?}: {error}");
+        let fits = "/".repeat(MAX_ID_BYTES / 3);
+        assert!(check(nest(path, json!(fits)), MAX_REQUEST_BYTES).is_ok(), "{path:?}");
+    }
+    for path in ID_LIST_PATHS {
+        let payload = nest(path, json!(["ok", long]));
+        assert!(check(payload, MAX_REQUEST_BYTES).is_err(), "{path:?}");
+    }
+}
+
 #[test]
 fn long_cursors_are_invalid_cursors() {
     let error = crate::cursor::decode::<crate::cursor::EntryCursor>(&"A".repeat(5000))
