@@ -30,7 +30,7 @@
 //! file about to be replaced.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use session_core::StoreError;
@@ -59,7 +59,7 @@ struct FlushState {
     /// A leader is in `fdatasync` (holding no lock).
     flushing: bool,
     /// The file the pending bytes are in.
-    file: Option<(Arc<File>, PathBuf)>,
+    file: Option<(Arc<File>, Arc<Path>)>,
     /// The log's length after the `written` bytes.
     written_len: u64,
     /// The log's length after the `durable` bytes: where a failed flush cuts it back to.
@@ -227,7 +227,7 @@ impl Flusher {
     pub(crate) fn register(
         &self,
         file: &Arc<File>,
-        path: PathBuf,
+        path: Arc<Path>,
         base: u64,
         bytes: u64,
         journal: Option<(&Arc<Journal>, u64)>,

@@ -578,7 +578,7 @@ impl FsStore {
         // The commit point. A rewrite replaces the file: its pending appends are flushed first.
         let result = match &log {
             LogChange::None => Ok(None),
-            LogChange::Append(records) => loaded.append(&ctx, sid, records, flusher),
+            LogChange::Append(records) => loaded.append(&ctx, records, flusher),
             LogChange::Rewrite => {
                 let path = ctx.log_path(sid);
                 let flushed = flusher.flush_pending(ctx.io, ctx.journal, &path);

@@ -50,6 +50,9 @@ pub(crate) struct Slot {
 #[derive(Debug)]
 pub(crate) struct Loaded {
     pub(crate) state: SessionState,
+    /// The session's log file (kept: building it per append encodes the id each time), and
+    /// the file open for appending, once opened.
+    pub(crate) path: Arc<Path>,
     pub(crate) file: Option<Arc<File>>,
     pub(crate) on_disk: bool,
     pub(crate) len: u64,
@@ -196,6 +199,7 @@ impl Loaded {
         }
         Ok(Loaded {
             state,
+            path: Arc::from(path),
             file: None,
             on_disk,
             len,
@@ -285,11 +289,10 @@ impl Loaded {
     pub(crate) fn append(
         &mut self,
         ctx: &Ctx<'_>,
-        sid: &str,
         records: &[Record],
         flusher: &Flusher,
     ) -> Result<Option<u64>, StoreError> {
-        let path = ctx.log_path(sid);
+        let path = Arc::clone(&self.path);
         let file = self.open(ctx.io, &path).map_err(|e| io_err("open", &path, &e))?;
         let created = !self.on_disk;
         let mut line = Vec::new();

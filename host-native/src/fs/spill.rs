@@ -325,18 +325,38 @@ impl Spilled {
 /// The spans of the lines of `encoded` (what [`jsonl::encode_records`] wrote at `base` for
 /// `count` records: their one plain line, or a `begin` marker and one line each).
 pub(crate) fn written_spans(base: u64, encoded: &[u8], count: usize) -> Vec<Span> {
-    let mut spans = Vec::with_capacity(count);
+    let mut spans = Vec::with_capacity(count + 1);
     let mut at = 0usize;
-    for line in encoded.split(|b| *b == b'\n') {
-        if at >= encoded.len() {
-            break;
-        }
-        spans.push((base + at as u64, line.len()));
-        at += line.len() + 1;
+    for end in memchr::memchr_iter(b'\n', encoded) {
+        spans.push((base + at as u64, end - at));
+        at = end + 1;
+    }
+    if at < encoded.len() {
+        spans.push((base + at as u64, encoded.len() - at)); // a last line without its newline
     }
     if count > 1 {
         spans.remove(0); // the marker
     }
     spans.truncate(count);
     spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::written_spans;
+
+    /// The spans are the lines' starts and lengths (after `base`), the `begin` marker left out
+    /// when there are several records, a last line without its newline included.
+    #[test]
+    fn written_spans_are_the_lines_of_the_records() {
+        assert_eq!(written_spans(10, b"{\"a\":1}\n", 1), [(10, 7)]);
+        let group = b"{\"begin\":2}\n{\"a\":1}\n{\"bb\":2}\n";
+        assert_eq!(written_spans(0, group, 2), [(12, 7), (20, 8)]);
+        assert_eq!(
+            written_spans(5, b"{}\ncd", 2),
+            [(8, 2)],
+            "a marker, then a line without newline"
+        );
+        assert_eq!(written_spans(0, b"", 0), []);
+    }
 }
