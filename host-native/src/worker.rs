@@ -13,7 +13,7 @@ use tokio::sync::OwnedMutexGuard;
 
 use crate::clock::{random_ids, SystemClock};
 use crate::emitter::Emitter;
-use crate::fs::SyncMode;
+use crate::fs::{Landing, SyncMode};
 use crate::locks::{lock_key, SessionLocks};
 use crate::runtime::Runtime;
 
@@ -143,6 +143,12 @@ impl Worker {
                 runtime.mode()
             )));
         }
+        // A write on its way to the journal (`fsync: group`), until it landed: its record joins
+        // the flush the records already waiting get (`fs/journal`).
+        let landing = match runtime.fs_store() {
+            Some(fs) if op.effects.writes => fs.landing(),
+            _ => None,
+        };
         let locked = match lock_key(op, &payload) {
             Some(key) => Some(self.locks.lock(&key).await),
             None => None,
@@ -151,7 +157,7 @@ impl Worker {
             Some(locked) => (Some(locked.guard), Some(locked.turn)),
             None => (None, None),
         };
-        let result = self.execute(&runtime, op, payload, guard).await?;
+        let result = self.execute(&runtime, op, payload, (guard, landing)).await?;
         // Events in the order the calls held the session's lock (their flushes may end in any).
         if let Some(turn) = turn.as_mut() {
             turn.predecessor().await;
@@ -169,13 +175,14 @@ impl Worker {
     /// on this thread when the fs store can serve it from memory ([`crate::fs::FsStore::inline`],
     /// [`crate::fs::FsStore::inline_write`]), else on a blocking thread. With `fsync: group` (issue 16) a
     /// write releases the lock before its flush returns, so the session's next writers are
-    /// decided meanwhile and share that flush; a read waits until what it saw is durable.
+    /// decided meanwhile and share that flush; a read waits until what it saw is durable. The
+    /// write's [`Landing`] ends with the lock.
     async fn execute(
         &self,
         runtime: &Arc<Runtime>,
         op: &'static Operation,
         mut payload: Value,
-        guard: Option<OwnedMutexGuard<()>>,
+        guard: (Option<OwnedMutexGuard<()>>, Option<Landing>),
     ) -> Result<Result<Outcome<Value>, SessionError>, Error> {
         let limits = self.limits();
         let panicked =

@@ -133,6 +133,19 @@ impl CountedCondvar {
         guard
     }
 
+    /// [`Self::wait`] for at most `timeout`.
+    pub(super) fn wait_timeout<'a, T>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+        waiting: fn(&mut T) -> &mut usize,
+    ) -> MutexGuard<'a, T> {
+        *waiting(&mut guard) += 1;
+        let (mut guard, _) = self.0.wait_timeout(guard, timeout).unwrap_or_else(|p| p.into_inner());
+        *waiting(&mut guard) -= 1;
+        guard
+    }
+
     /// Wakes every waiter, if `waiting` (the count read under the lock) says there is one.
     pub(super) fn notify_all(&self, waiting: usize) {
         if waiting > 0 {

@@ -60,6 +60,7 @@ pub use catalog::CATALOG_FILE;
 pub use deferred::Deferred;
 pub use faulty::{Fault, FaultyIo, OpKind};
 pub use flush::Flushes;
+pub use journal::Landing;
 pub use offline::{Offline, WholeSession};
 pub use sync::SyncMode;
 pub use vfs::{FsIo, RealIo};
@@ -216,6 +217,14 @@ impl FsStore {
             Some(handle) => handle.journal().empty(),
             None => Ok(()),
         }
+    }
+
+    /// For a write call with `fsync: group`, from before it takes its session's lock until its
+    /// write landed: while one lives, the journal's flusher waits (briefly) for its record, so
+    /// one flush covers it and the records already waiting (`journal/`). `None` without a
+    /// journal.
+    pub fn landing(&self) -> Option<journal::Landing> {
+        self.journal.as_deref().map(|handle| handle.journal().landing())
     }
 
     /// Takes the checkpoints of large sessions that are behind (before a shutdown: the next

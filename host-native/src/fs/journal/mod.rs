@@ -1,9 +1,17 @@
 //! One journal for the appends of every session (`fsync: group`): an append writes its session
 //! file as before, then the same bytes as a record here, and is durable once the journal is
-//! flushed past its record. One flusher thread syncs the journal whenever it holds unflushed
-//! records, so one `fdatasync` (of a zero-filled file: no inode write) covers the appends of
-//! every session that arrived meanwhile; session files are synced only when the journal rolls
-//! over to a new epoch or before a file is replaced ([`Journal::reset`]).
+//! flushed past its record. A record waits in memory (the batch) until a flush writes the batch
+//! with one `pwrite` and syncs it with one `fdatasync` (of a zero-filled file: no inode write), so
+//! one flush covers the appends of every session that arrived meanwhile; session files are synced
+//! only when the journal rolls over to a new epoch or before a file is replaced
+//! ([`Journal::reset`]). Nothing waits on a record that no flush has written: a crash before the
+//! flush loses only appends that were never acknowledged.
+//!
+//! One flusher thread flushes whenever records wait, but it first gathers, for at most
+//! [`GATHER`]: while write calls are still on their way to the journal ([`Journal::landing`]),
+//! and until the batch holds as many records as the previous flush covered (writers that were
+//! acknowledged together come back together). So many busy writers share few `fdatasync`s; a
+//! lone write flushes on its own thread and never waits here.
 //!
 //! Opening replays the current epoch into the session files (`recover.rs`); a clean close rolls
 //! over, so a data_dir a stopped worker leaves holds everything in its session files (what
@@ -17,6 +25,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 use session_core::StoreError;
 
@@ -31,6 +40,13 @@ pub(crate) const INITIAL_CAP: u64 = 1 << 20;
 /// The smallest journal (a configured size below it is raised to it).
 const MIN_CAP: u64 = 64 << 10;
 pub(crate) const MAX_CAP: u64 = 32 << 20;
+/// Longest a flush waits for the write calls still landing ([`Journal::landing`]) while others'
+/// records wait: about one flush of this disk, so a lone straggler costs at most one flush more.
+const GATHER: Duration = Duration::from_micros(250);
+/// The most records a flush gathers for before it may go (the deadline still applies).
+const MAX_GATHER_RECORDS: u64 = 256;
+/// A batch buffer up to this size is kept for the next batch (a larger one is given back).
+const KEEP_BATCH: usize = 1 << 20;
 /// Session files written in one epoch before it rolls over (each is held open until then, beside
 /// the cache's own open files; a rollover syncs them all, at most one `fdatasync` per append).
 const MAX_DIRTY_FILES: usize = 128;
@@ -43,6 +59,8 @@ pub(crate) struct Journal {
     file: File,
     io: Arc<dyn FsIo>,
     max_cap: u64,
+    /// How long a flush gathers at most ([`GATHER`]; tests stretch it).
+    gather: Duration,
     st: Mutex<State>,
     /// Wakes blocking waiters after each flush …
     flushed: CountedCondvar,
@@ -56,8 +74,17 @@ pub(crate) struct Journal {
 #[derive(Debug)]
 struct State {
     epoch: u64,
-    /// Where the next record goes, and the file's length.
+    /// Where the next record goes (after the batch), and the file's length.
     pos: u64,
+    /// The records not written yet, in order (see the module docs); they go at `batch_at`, so
+    /// `pos == batch_at + batch.len()`.
+    batch: Vec<u8>,
+    batch_at: u64,
+    /// Write calls on their way to the journal ([`Journal::landing`]).
+    landing: usize,
+    /// The last record a flush took into its write, and how many records that flush took.
+    taken: u64,
+    last_batch: u64,
     cap: u64,
     /// Records appended in this process (their sequence numbers), and of them the durable ones.
     written: u64,
@@ -70,14 +97,22 @@ struct State {
     /// Session files with records in this epoch.
     dirty: HashMap<String, Arc<File>>,
     stop: bool,
-    /// Threads waiting on `Journal::flushed`, and on `Journal::work` (the flusher thread).
+    /// Threads waiting on `Journal::flushed`, and on `Journal::work` (the flusher thread, idle or
+    /// gathering the records of landing writes).
     blocked: usize,
     idle: usize,
+    gathering: usize,
 }
 
 impl State {
     fn next(&self, seq: u64) -> Next {
         next_step(&self.failed, self.durable, self.flushing, seq)
+    }
+
+    /// Whether the flusher thread stops gathering (see the module docs): no write call is still
+    /// landing and the batch holds as many records as the last flush took.
+    fn gathered(&self) -> bool {
+        self.landing == 0 && self.written - self.taken >= self.last_batch.min(MAX_GATHER_RECORDS)
     }
 }
 
@@ -91,6 +126,7 @@ impl Journal {
         io: Arc<dyn FsIo>,
         initial_cap: u64,
         max_cap: u64,
+        gather: Duration,
     ) -> Result<(Arc<Journal>, Vec<String>), StoreError> {
         let initial_cap = initial_cap.max(MIN_CAP);
         let opened = recover::open(data_dir, &*io, initial_cap)?;
@@ -100,9 +136,15 @@ impl Journal {
             file: opened.file,
             io,
             max_cap: max_cap.max(initial_cap),
+            gather,
             st: Mutex::new(State {
                 epoch: opened.epoch,
                 pos: HEADER_LEN,
+                batch: Vec::new(),
+                batch_at: HEADER_LEN,
+                landing: 0,
+                taken: 0,
+                last_batch: 0,
                 cap: opened.cap,
                 written: 0,
                 durable: 0,
@@ -113,6 +155,7 @@ impl Journal {
                 stop: false,
                 blocked: 0,
                 idle: 0,
+                gathering: 0,
             }),
             flushed: CountedCondvar::default(),
             flushed_async: tokio::sync::Notify::new(),
@@ -144,6 +187,9 @@ impl Journal {
             self.roll_over(&mut st)?;
         }
         let seq = self.put(&mut st, &Record::Write { name, offset, data })?;
+        if st.gathering > 0 && st.gathered() {
+            self.work.notify_all(st.gathering);
+        }
         match st.dirty.get_mut(name) {
             Some(held) if Arc::ptr_eq(held, file) => {}
             Some(held) => *held = Arc::clone(file),
@@ -154,17 +200,16 @@ impl Journal {
         Ok(seq)
     }
 
-    /// Writes one record at the end (making room first); its sequence number.
+    /// Adds one record to the batch, at the end (making room in the file first); its sequence
+    /// number. The next flush writes it.
     fn put(&self, st: &mut State, record: &Record<'_>) -> Result<u64, StoreError> {
-        let mut bytes = record::encode(st.epoch, record);
-        if st.pos + bytes.len() as u64 > st.cap {
-            self.make_room(st, bytes.len() as u64)?;
-            bytes = record::encode(st.epoch, record);
+        let len = record::encoded_len(record) as u64;
+        if st.pos + len > st.cap {
+            self.make_room(st, len)?;
         }
-        self.io
-            .write_at(&self.file, &self.path, st.pos, &bytes)
-            .map_err(|e| io_err("write", &self.path, &e))?;
-        st.pos += bytes.len() as u64;
+        let epoch = st.epoch;
+        record::encode_into(epoch, record, &mut st.batch);
+        st.pos += len;
         st.written += 1;
         Ok(st.written)
     }
@@ -206,7 +251,10 @@ impl Journal {
         }
         recover::start_epoch(&*self.io, &self.file, &self.path, st.epoch + 1)?;
         st.epoch += 1;
-        st.pos = HEADER_LEN;
+        // The batch's records are void with their epoch (a flush writing an older batch right
+        // now puts records of the old epoch there, which a replay skips).
+        st.batch.clear();
+        (st.pos, st.batch_at, st.taken) = (HEADER_LEN, HEADER_LEN, st.written);
         st.dirty.clear();
         st.durable = st.written;
         st.broken = false;
@@ -261,6 +309,7 @@ impl Journal {
                 let st = lock(&self.st);
                 match st.next(seq) {
                     Next::Done(result) => return result,
+                    // A gathering flusher is woken by the last landing write instead.
                     Next::Wait | Next::Lead => st.idle,
                 }
             };
@@ -269,7 +318,8 @@ impl Journal {
         }
     }
 
-    /// One `fdatasync` covering every record written so far (nothing when one runs already).
+    /// One flush covering every record so far: the batch written with one `pwrite`, then one
+    /// `fdatasync` (nothing when a flush runs already).
     fn lead(&self) {
         let mut st = lock(&self.st);
         if st.flushing || st.durable >= st.written {
@@ -277,10 +327,23 @@ impl Journal {
         }
         st.flushing = true;
         let target = st.written;
+        st.last_batch = target - st.taken;
+        st.taken = target;
+        let batch = std::mem::take(&mut st.batch);
+        let pos = st.pos;
+        let at = std::mem::replace(&mut st.batch_at, pos);
         drop(st);
-        let result = self.io.sync_data(&self.file, &self.path);
+        let result = match batch.is_empty() {
+            true => Ok(()),
+            false => self.io.write_at(&self.file, &self.path, at, &batch),
+        }
+        .and_then(|()| self.io.sync_data(&self.file, &self.path));
         let mut st = lock(&self.st);
         st.flushing = false;
+        if st.batch.is_empty() && batch.capacity() <= KEEP_BATCH {
+            st.batch = batch;
+            st.batch.clear();
+        }
         match result {
             Ok(()) => st.durable = st.durable.max(target),
             Err(e) => {
@@ -296,18 +359,37 @@ impl Journal {
         self.flushed_async.notify_waiters();
     }
 
-    /// The flusher thread: flushes whenever records wait, until [`Self::close`].
+    /// The flusher thread: flushes whenever records wait, until [`Self::close`]; while write calls
+    /// are landing it first gathers their records, for at most [`GATHER`].
     fn run(&self) {
         let mut st = lock(&self.st);
+        let mut waiting_since = None;
         while !st.stop {
             if st.written > st.durable && !st.flushing && !st.broken {
+                let since = *waiting_since.get_or_insert_with(Instant::now);
+                match self.gather.checked_sub(since.elapsed()) {
+                    Some(left) if !st.gathered() => {
+                        st = self.work.wait_timeout(st, left, |st| &mut st.gathering);
+                        continue;
+                    }
+                    _ => {}
+                }
+                waiting_since = None;
                 drop(st);
                 self.lead();
                 st = lock(&self.st);
             } else {
+                waiting_since = None;
                 st = self.work.wait(st, |st| &mut st.idle);
             }
         }
+    }
+
+    /// A write call on its way to the journal, from before it takes its session's lock until it
+    /// wrote (or failed): while one is, the flusher thread gathers ([`Self::run`]).
+    pub(crate) fn landing(self: &Arc<Self>) -> Landing {
+        lock(&self.st).landing += 1;
+        Landing(Arc::clone(self))
     }
 
     /// Rolls over when the epoch holds anything: the session files then hold everything and
@@ -322,18 +404,36 @@ impl Journal {
 
     /// Stops the flusher thread and empties the journal.
     fn close(&self) {
-        let idle = {
+        let waiting = {
             let mut st = lock(&self.st);
             st.stop = true;
-            st.idle
+            st.idle + st.gathering
         };
-        self.work.notify_all(idle);
+        self.work.notify_all(waiting);
         if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = thread.join();
         }
         if let Err(e) = self.empty() {
             eprintln!("session-manager: fs store: journal left for the next open: {e}");
         }
+    }
+}
+
+/// A write call counted in the journal's `landing` while it lives ([`super::FsStore::landing`]).
+#[derive(Debug)]
+pub struct Landing(Arc<Journal>);
+
+impl Drop for Landing {
+    fn drop(&mut self) {
+        let gathering = {
+            let mut st = lock(&self.0.st);
+            st.landing -= 1;
+            if !st.gathered() {
+                return;
+            }
+            st.gathering
+        };
+        self.0.work.notify_all(gathering);
     }
 }
 
@@ -391,7 +491,7 @@ pub(crate) fn shared(
             },
             None => {
                 let (journal, repaired) =
-                    Journal::open(data_dir, Arc::clone(io), initial_cap, max_cap)?;
+                    Journal::open(data_dir, Arc::clone(io), initial_cap, max_cap, GATHER)?;
                 let handle = Arc::new(JournalHandle { journal, key: key.clone() });
                 open.insert(key, Arc::downgrade(&handle));
                 return Ok((handle, repaired));
@@ -413,3 +513,6 @@ pub(crate) fn recover_if_left(data_dir: &Path, io: &dyn FsIo) -> Result<Vec<Stri
     }
     Ok(recover::open(data_dir, io, 0)?.repaired)
 }
+
+#[cfg(test)]
+mod tests;

@@ -72,13 +72,32 @@ pub(crate) fn read_header(bytes: &[u8]) -> Header {
 }
 
 /// The bytes of `record` in `epoch`.
+#[cfg(test)]
 pub(crate) fn encode(epoch: u64, record: &Record<'_>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(encoded_len(record));
+    encode_into(epoch, record, &mut out);
+    out
+}
+
+/// How many bytes `record` takes in the journal (in any epoch).
+pub(crate) fn encoded_len(record: &Record<'_>) -> usize {
+    let (name, data) = match record {
+        Record::Write { name, data, .. } => (*name, *data),
+        Record::Reset { name } => (*name, &[][..]),
+    };
+    8 + MIN_BODY + name.len() + data.len()
+}
+
+/// Appends the bytes of `record` in `epoch` to `out` (the journal's batch of records not yet
+/// written: no buffer of its own per record).
+pub(crate) fn encode_into(epoch: u64, record: &Record<'_>, out: &mut Vec<u8>) {
     let (kind, name, offset, data) = match record {
         Record::Write { name, offset, data } => (1u8, *name, *offset, *data),
         Record::Reset { name } => (2u8, *name, 0, &[][..]),
     };
     let name_len = u16::try_from(name.len()).expect("session file names are short");
-    let mut out = Vec::with_capacity(8 + MIN_BODY + name.len() + data.len());
+    let start = out.len();
+    out.reserve(encoded_len(record));
     out.extend_from_slice(&[0; 8]);
     out.extend_from_slice(&epoch.to_le_bytes());
     out.push(kind);
@@ -86,11 +105,10 @@ pub(crate) fn encode(epoch: u64, record: &Record<'_>) -> Vec<u8> {
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(&offset.to_le_bytes());
     out.extend_from_slice(data);
-    let len = u32::try_from(out.len() - 8).expect("records are below 4 GiB");
-    out[4..8].copy_from_slice(&len.to_le_bytes());
-    let crc = crc32fast::hash(&out[4..]);
-    out[..4].copy_from_slice(&crc.to_le_bytes());
-    out
+    let len = u32::try_from(out.len() - start - 8).expect("records are below 4 GiB");
+    out[start + 4..start + 8].copy_from_slice(&len.to_le_bytes());
+    let crc = crc32fast::hash(&out[start + 4..]);
+    out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// The record at the start of `bytes` and its length, when it is a valid record of `epoch`.
