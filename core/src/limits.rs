@@ -62,7 +62,12 @@ pub fn request_budget(effects: Effects, limits: &Limits) -> usize {
 
 /// Checks depth, size and ids of a request. On refusal the payload is taken apart iteratively.
 pub fn check(payload: Value, max_bytes: usize) -> Result<Value> {
-    match measure(&payload, max_bytes).and_then(|()| check_ids(&payload)) {
+    let checked =
+        measure(&payload, max_bytes).and_then(|may_hold_a_long_id| match may_hold_a_long_id {
+            true => check_ids(&payload),
+            false => Ok(()),
+        });
+    match checked {
         Ok(()) => Ok(payload),
         Err(e) => {
             drop_flat(payload);
@@ -71,16 +76,22 @@ pub fn check(payload: Value, max_bytes: usize) -> Result<Value> {
     }
 }
 
-/// Walks the value with an explicit stack; stops at the first excess.
-fn measure(payload: &Value, max_bytes: usize) -> Result<()> {
+/// Walks the value with an explicit stack; stops at the first excess. Also tells whether some id
+/// could be too long, so [`check_ids`] looks the id paths up only then (most requests have none):
+/// every id sits at most two keys deep, and a string of at most a third of [`MAX_ID_BYTES`] is
+/// short enough however its bytes encode (encoding at most triples a byte).
+fn measure(payload: &Value, max_bytes: usize) -> Result<bool> {
     let mut size = 0usize;
-    let mut stack: Vec<(&Value, usize)> = Vec::with_capacity(16);
-    stack.push((payload, 1));
+    let mut may_hold_a_long_id = false;
+    let mut stack: Vec<(&Value, usize)> = alloc::vec![(payload, 1)];
     while let Some((value, depth)) = stack.pop() {
         size = size.saturating_add(match value {
             Value::Null | Value::Bool(_) => 5,
             Value::Number(_) => 8,
-            Value::String(s) => s.len() + 2,
+            Value::String(s) => {
+                may_hold_a_long_id |= depth <= 3 && s.len() > MAX_ID_BYTES / 3;
+                s.len() + 2
+            }
             Value::Array(items) => 2 + items.len(),
             Value::Object(map) => 2 + map.keys().map(|k| k.len() + 4).sum::<usize>(),
         });
@@ -103,7 +114,7 @@ fn measure(payload: &Value, max_bytes: usize) -> Result<()> {
             stack.push((child, depth + 1));
         }
     }
-    Ok(())
+    Ok(may_hold_a_long_id)
 }
 
 fn check_id(path: &[&str], id: &str) -> Result<()> {
@@ -122,24 +133,7 @@ fn at<'a>(payload: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter().try_fold(payload, |value, key| value.get(key))
 }
 
-/// Whether some id of `payload` could be too long: a string at an id path (or in an id list)
-/// longer than a third of [`MAX_ID_BYTES`], since encoding at most triples a byte. One pass over
-/// the keys, so [`check_ids`] looks each path up only for such a request (most have none).
-fn may_hold_a_long_id(payload: &Value) -> bool {
-    const SHORT: usize = MAX_ID_BYTES / 3;
-    let long = |value: &Value| value.as_str().is_some_and(|s| s.len() > SHORT);
-    let Value::Object(map) = payload else { return false };
-    map.iter().any(|(key, value)| match key.as_str() {
-        "meta" | "entry" => value.as_object().is_some_and(|inner| inner.values().any(long)),
-        "entry_ids" | "attachment_ids" => value.as_array().is_some_and(|ids| ids.iter().any(long)),
-        _ => long(value) && ID_PATHS.iter().any(|path| path.len() == 1 && path[0] == key),
-    })
-}
-
 fn check_ids(payload: &Value) -> Result<()> {
-    if !may_hold_a_long_id(payload) {
-        return Ok(());
-    }
     for path in ID_PATHS {
         if let Some(Value::String(id)) = at(payload, path) {
             check_id(path, id)?;
