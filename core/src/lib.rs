@@ -64,6 +64,7 @@ pub mod resync;
 pub mod simulate;
 pub mod store;
 pub mod subscriptions;
+pub mod transaction;
 pub mod transfer;
 pub mod view;
 pub mod wire;

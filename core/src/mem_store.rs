@@ -4,11 +4,12 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::error::StoreError;
+use crate::error::{SessionError, StoreError};
 use crate::meta_order::{ListQuery, MetaOrder};
 use crate::path::{PathSelect, PathSpot};
 use crate::record::SessionState;
 use crate::store::{plan_session_writes, Applied, ChangeSet, Store, Write};
+use crate::transaction::{Decide, StateView};
 use crate::wire::FeedPage;
 use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 
@@ -30,6 +31,38 @@ impl Inner {
         } else {
             self.sessions.insert(session_id.into(), state);
         }
+    }
+
+    /// Applies one change set (the store's lock held).
+    fn apply(&mut self, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        let sid = &changes.session_id;
+        let current = self.sessions.get(sid).cloned().unwrap_or_default();
+        let (next, _log, mut applied) = plan_session_writes(&current, &changes.writes)?;
+        let mut attachments = self.attachments.get(sid).cloned().unwrap_or_default();
+        for write in &changes.writes {
+            match write {
+                Write::PutAttachment { meta, bytes } => {
+                    let attachment = (meta.clone(), bytes.clone());
+                    match find(&attachments, &meta.attachment_id) {
+                        Ok(at) => attachments[at] = attachment,
+                        Err(at) => attachments.insert(at, attachment),
+                    }
+                }
+                Write::DeleteAttachment(id) => {
+                    let found = find(&attachments, id).map(|at| attachments.remove(at));
+                    applied.attachments_deleted.push(found.is_ok());
+                }
+                Write::DeleteAttachments => attachments.clear(),
+                _ => {}
+            }
+        }
+        self.put_state(sid, next);
+        if attachments.is_empty() {
+            self.attachments.remove(sid);
+        } else {
+            self.attachments.insert(sid.clone(), attachments);
+        }
+        Ok(applied)
     }
 
     fn state(&self, session_id: &str) -> Option<&SessionState> {
@@ -161,35 +194,31 @@ impl Store for MemStore {
     }
 
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
+        self.write(|inner| inner.apply(changes))
+    }
+
+    /// Decides and applies under the store's one lock: no other call reads or writes between.
+    fn transact(
+        &self,
+        session_id: &str,
+        decide: Decide<'_>,
+    ) -> Result<Option<Applied>, SessionError> {
         self.write(|inner| {
-            let sid = &changes.session_id;
-            let current = inner.sessions.get(sid).cloned().unwrap_or_default();
-            let (next, _log, mut applied) = plan_session_writes(&current, &changes.writes)?;
-            let mut attachments = inner.attachments.get(sid).cloned().unwrap_or_default();
-            for write in &changes.writes {
-                match write {
-                    Write::PutAttachment { meta, bytes } => {
-                        let attachment = (meta.clone(), bytes.clone());
-                        match find(&attachments, &meta.attachment_id) {
-                            Ok(at) => attachments[at] = attachment,
-                            Err(at) => attachments.insert(at, attachment),
-                        }
-                    }
-                    Write::DeleteAttachment(id) => {
-                        let found = find(&attachments, id).map(|at| attachments.remove(at));
-                        applied.attachments_deleted.push(found.is_ok());
-                    }
-                    Write::DeleteAttachments => attachments.clear(),
-                    _ => {}
-                }
+            let changes = {
+                let empty = SessionState::default();
+                let attachment = |id: &str, _bytes: bool| {
+                    let found = inner.attachments.get(session_id).and_then(|all| {
+                        find(all, id).ok().map(|at| (all[at].0.clone(), Some(all[at].1.clone())))
+                    });
+                    Ok(found)
+                };
+                let state = inner.state(session_id).unwrap_or(&empty);
+                decide(&StateView { session_id, state, attachments: &attachment })?
+            };
+            match changes {
+                Some(changes) => Ok(Some(inner.apply(&changes)?)),
+                None => Ok(None),
             }
-            inner.put_state(sid, next);
-            if attachments.is_empty() {
-                inner.attachments.remove(sid);
-            } else {
-                inner.attachments.insert(sid.clone(), attachments);
-            }
-            Ok(applied)
         })
     }
 

@@ -4,9 +4,6 @@
 //! hold one, and by walking the chain one `get_entry` at a time otherwise — the walk is also the
 //! test oracle of the index. Dangling parents and cycles are storage errors either way.
 
-use alloc::collections::BTreeSet;
-use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::error::{Result, StoreError};
@@ -40,33 +37,7 @@ pub fn walk<S: Store + ?Sized>(
     session_id: &str,
     leaf: &str,
 ) -> Result<Vec<SessionEntry>, StoreError> {
-    let mut path = Vec::new();
-    let mut seen = BTreeSet::new();
-    let mut next = Some(String::from(leaf));
-    while let Some(id) = next.take() {
-        let broken = |what: String| {
-            StoreError::Corrupt(format!("broken parent chain in session {session_id}: {what}"))
-        };
-        if !seen.insert(id.clone()) {
-            return Err(broken(format!("cycle at entry {id}")));
-        }
-        let entry = store
-            .get_entry(session_id, &id)?
-            .ok_or_else(|| broken(format!("entry {id} is missing")))?;
-        next = entry.parent_id().map(String::from);
-        path.push(entry);
-    }
-    path.reverse();
-    Ok(path)
-}
-
-/// The path root → `leaf`, oldest first.
-pub fn path_to(
-    store: &dyn Store,
-    session_id: &str,
-    leaf: &str,
-) -> crate::error::Result<Vec<SessionEntry>> {
-    Ok(walk(store, session_id, leaf)?)
+    crate::transaction::walk_parents(session_id, leaf, |id| store.get_entry(session_id, id))
 }
 
 /// [`Store::path_locate`] by walking the path.

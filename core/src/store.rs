@@ -143,6 +143,23 @@ pub trait Store {
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
         crate::path::walked_select(self, session_id, leaf, query)
     }
+    /// Runs one mutation of `session_id` as one transaction: loads the session under this
+    /// backend's own lock, hands `decide` a view of it ([`SessionView`]) and applies the change
+    /// set it returns in the same transaction; `None` when it decided to write nothing. The
+    /// change set may name another session (a fork writes a new one): it is applied as
+    /// [`Store::apply`] would. The default decides over this store's own reads and is right only
+    /// where the caller holds the session's lock ([`transact_under_callers_lock`]); backends
+    /// that other processes write to override it.
+    ///
+    /// [`SessionView`]: crate::transaction::SessionView
+    /// [`transact_under_callers_lock`]: crate::transaction::transact_under_callers_lock
+    fn transact(
+        &self,
+        session_id: &str,
+        decide: crate::transaction::Decide<'_>,
+    ) -> Result<Option<Applied>, crate::error::SessionError> {
+        crate::transaction::transact_under_callers_lock(self, session_id, decide)
+    }
     /// One ordered, filtered page of metas ([`ListQuery`]).
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         Ok(crate::meta_order::sorted_page(self.list_metas()?, query))

@@ -11,18 +11,19 @@ use crate::env::Env;
 use crate::error::{Result, SessionError};
 use crate::events::Emitted;
 use crate::feed::PendingChange;
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{AppendRequest, AppendResponse, SessionEntry};
 
 pub use crate::events::message_added;
 
 pub fn decide(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: AppendRequest,
 ) -> Result<Plan<AppendResponse>> {
     let sid = req.session_id;
-    require_meta(store, &sid)?;
+    require_meta(view)?;
     if req.message.is_some() == req.custom.is_some() {
         return Err(SessionError::invalid_request(
             "exactly one of `message` or `custom` must be supplied",
@@ -30,7 +31,7 @@ pub fn decide(
     }
     let parent_explicit = req.parent_id.is_some();
     let existing = match &req.entry_id {
-        Some(id) => store.get_entry(&sid, id)?,
+        Some(id) => view.entry(id)?,
         None => None,
     };
     let entry = match existing {
@@ -38,7 +39,7 @@ pub fn decide(
         None => {
             let parent_id = match req.parent_id {
                 Some(parent) => {
-                    if store.get_entry(&sid, &parent)?.is_none() {
+                    if view.entry(&parent)?.is_none() {
                         return Err(SessionError::new(
                             crate::error::ErrorCode::ParentNotFound,
                             format!("parent {parent} does not exist in session {sid}"),
@@ -46,7 +47,7 @@ pub fn decide(
                     }
                     Some(parent)
                 }
-                None => store.get_active_leaf(&sid)?,
+                None => view.active_leaf()?,
             };
             let id = req.entry_id.unwrap_or_else(|| env.ids.entry_id());
             let timestamp = env.clock.now_ms();

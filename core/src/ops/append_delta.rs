@@ -11,13 +11,14 @@ use crate::error::{Result, SessionError};
 use crate::events::{Emitted, SessionEvent};
 use crate::feed::PendingChange;
 use crate::record::{add_delta, delta_block_index};
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{
     AppendDeltaRequest, AppendDeltaResponse, MessageDelta, MessageUpdatedEvent, SessionEntry,
 };
 
 pub fn decide(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: AppendDeltaRequest,
 ) -> Result<Plan<AppendDeltaResponse>> {
@@ -31,13 +32,12 @@ pub fn decide(
         }
     };
     let sid = req.session_id;
-    let (mut meta, mut entry) =
-        match open_message(store, &sid, &req.entry_id, req.expected_revision)? {
-            Opened::Message { meta, entry } => (meta, entry),
-            Opened::Stale { revision } => {
-                return Ok(Plan::read(AppendDeltaResponse { updated: false, revision }))
-            }
-        };
+    let (mut meta, mut entry) = match open_message(view, &req.entry_id, req.expected_revision)? {
+        Opened::Message { meta, entry } => (meta, entry),
+        Opened::Stale { revision } => {
+            return Ok(Plan::read(AppendDeltaResponse { updated: false, revision }))
+        }
+    };
     let SessionEntry::Message { message, revision, .. } = &mut entry else {
         unreachable!("open_message returns message entries")
     };

@@ -10,22 +10,23 @@ use super::{require_meta, Plan};
 use crate::env::Env;
 use crate::error::{ErrorCode, Result, SessionError};
 use crate::events::Emitted;
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{AppendManyRequest, AppendManyResponse, SessionEntry};
 
 pub fn decide(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: AppendManyRequest,
 ) -> Result<Plan<AppendManyResponse>> {
     let sid = req.session_id;
-    let mut meta = require_meta(store, &sid)?;
+    let mut meta = require_meta(view)?;
     if req.messages.is_empty() {
         return Err(SessionError::new(ErrorCode::EmptyBatch, "messages must not be empty"));
     }
     let mut parent = match req.parent_id {
         Some(parent) => {
-            if store.get_entry(&sid, &parent)?.is_none() {
+            if view.entry(&parent)?.is_none() {
                 return Err(SessionError::new(
                     ErrorCode::ParentNotFound,
                     format!("parent {parent} does not exist in session {sid}"),
@@ -33,7 +34,7 @@ pub fn decide(
             }
             Some(parent)
         }
-        None => store.get_active_leaf(&sid)?,
+        None => view.active_leaf()?,
     };
     let now = env.clock.now_ms();
     let mut changes = ChangeSet::new(sid.clone());

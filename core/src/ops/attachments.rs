@@ -9,10 +9,11 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use super::{require_meta, Finish, Outcome, Plan};
+use super::{require_meta, stored_meta, Finish, Outcome, Plan};
 use crate::env::Env;
 use crate::error::{ErrorCode, Result, SessionError};
 use crate::store::{ChangeSet, Store, Write};
+use crate::transaction::SessionView;
 use crate::wire::{
     visit_attachment_ids, AttachmentMeta, ContentBlock, DeleteAttachmentRequest,
     DeleteAttachmentResponse, GetAttachmentRequest, GetAttachmentResponse, ListAttachmentsRequest,
@@ -35,7 +36,7 @@ pub fn file_block(meta: &AttachmentMeta) -> ContentBlock {
 }
 
 pub fn put(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: PutAttachmentRequest,
 ) -> Result<Plan<PutAttachmentResponse>> {
@@ -56,7 +57,7 @@ pub fn put(
             ),
         ));
     }
-    require_meta(store, &req.session_id)?;
+    require_meta(view)?;
     let mime = match req.mime.trim() {
         "" => "application/octet-stream",
         mime => mime,
@@ -105,19 +106,19 @@ pub fn list(
     store: &dyn Store,
     req: ListAttachmentsRequest,
 ) -> Result<Plan<ListAttachmentsResponse>> {
-    require_meta(store, &req.session_id)?;
+    stored_meta(store, &req.session_id)?;
     Ok(Plan::read(ListAttachmentsResponse {
         attachments: sorted_attachments(store, &req.session_id)?,
     }))
 }
 
 pub fn delete(
-    store: &dyn Store,
+    view: &dyn SessionView,
     req: DeleteAttachmentRequest,
 ) -> Result<Plan<DeleteAttachmentResponse>> {
-    let mut meta = require_meta(store, &req.session_id)?;
+    let mut meta = require_meta(view)?;
     let aid = req.attachment_id.as_str();
-    for entry in store.list_entries(&req.session_id)? {
+    for entry in view.entries()? {
         let mut in_use = false;
         if let Some(message) = entry.message() {
             visit_attachment_ids(message.content(), &mut |id| in_use |= id == aid);

@@ -7,15 +7,16 @@ use super::Plan;
 use crate::env::Env;
 use crate::error::Result;
 use crate::events::{Emitted, SessionEvent};
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{DeleteRequest, DeleteResponse, DeletedEvent};
 
 pub fn decide(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: DeleteRequest,
 ) -> Result<Plan<DeleteResponse>> {
-    let Some(meta) = store.get_meta(&req.session_id)? else {
+    let Some(meta) = view.meta()? else {
         return Ok(Plan::read(DeleteResponse { deleted: false }));
     };
     let event = SessionEvent::Deleted(DeletedEvent {

@@ -6,18 +6,19 @@ use super::create::{created_event, new_meta, NewSession};
 use super::Plan;
 use crate::env::Env;
 use crate::error::{Result, SessionError};
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{EnsureRequest, EnsureResponse};
 
 pub fn decide(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: EnsureRequest,
 ) -> Result<Plan<EnsureResponse>> {
     if req.session_id.is_empty() {
         return Err(SessionError::invalid_request("session_id must not be empty"));
     }
-    if let Some(meta) = store.get_meta(&req.session_id)? {
+    if let Some(meta) = view.meta()? {
         return Ok(Plan::read(EnsureResponse { session_id: req.session_id, meta, created: false }));
     }
     let fields = NewSession {

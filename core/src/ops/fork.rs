@@ -12,8 +12,8 @@ use super::create::{created_event, new_meta, NewSession};
 use super::{require_entry, require_meta, Plan};
 use crate::env::Env;
 use crate::error::Result;
-use crate::path;
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{visit_attachment_ids, ForkRequest, ForkResponse, SessionEntry};
 
 /// Rewrites `value` (a string entry id) to its copy's id when it names a copied entry.
@@ -47,10 +47,14 @@ fn remap_custom_data(custom_type: &str, data: &mut Value, ids: &BTreeMap<String,
     }
 }
 
-pub fn decide(store: &dyn Store, env: &Env<'_>, req: ForkRequest) -> Result<Plan<ForkResponse>> {
-    let source = require_meta(store, &req.session_id)?;
-    require_entry(store, &req.session_id, &req.entry_id)?;
-    let path = path::path_to(store, &req.session_id, &req.entry_id)?;
+pub fn decide(
+    view: &dyn SessionView,
+    env: &Env<'_>,
+    req: ForkRequest,
+) -> Result<Plan<ForkResponse>> {
+    let source = require_meta(view)?;
+    require_entry(view, &req.entry_id)?;
+    let path = view.path_to(&req.entry_id)?;
     let new_sid = env.ids.session_id();
     // Inserted one by one (in path order, as the new ids are drawn): `collect` would sort them
     // first (the bundle's size).
@@ -89,7 +93,7 @@ pub fn decide(store: &dyn Store, env: &Env<'_>, req: ForkRequest) -> Result<Plan
     }
     changes.push(Write::SetActiveLeaf(ids[req.entry_id.as_str()].clone()));
     for id in attachment_ids {
-        if let Some((mut meta, bytes)) = store.get_attachment(&req.session_id, id)? {
+        if let Some((mut meta, bytes)) = view.attachment(id)? {
             meta.session_id = new_sid.clone();
             changes.push(Write::PutAttachment { meta, bytes });
         }

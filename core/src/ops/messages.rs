@@ -6,7 +6,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{require_entry, require_meta, Plan};
+use super::{stored_entry, stored_meta, Plan};
 use crate::cursor::{self, EntryCursor};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
@@ -22,9 +22,9 @@ pub fn decide(
     req: MessagesRequest,
 ) -> Result<Plan<MessagesResponse>> {
     let sid = &req.session_id;
-    require_meta(store, sid)?;
+    stored_meta(store, sid)?;
     let leaf = match &req.from_entry_id {
-        Some(from) => Some(require_entry(store, sid, from)?.id().into()),
+        Some(from) => Some(stored_entry(store, sid, from)?.id().into()),
         None => store.get_active_leaf(sid)?,
     };
     let Some(leaf) = leaf else {

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::messages::not_on_path;
-use super::{require_meta, Plan};
+use super::{stored_meta, Plan};
 use crate::cursor::{self, EntryCursor};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
@@ -56,7 +56,7 @@ pub fn decide(
     req: MessagesRangeRequest,
 ) -> Result<Plan<MessagesRangeResponse>> {
     let sid = &req.session_id;
-    require_meta(store, sid)?;
+    stored_meta(store, sid)?;
     let path = ActivePath { store, sid, leaf: store.get_active_leaf(sid)? };
     if let Some(leaf) = &path.leaf {
         // A broken chain fails every read of the path, as a walk of it does.

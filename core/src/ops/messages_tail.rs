@@ -8,7 +8,7 @@
 
 use alloc::vec::Vec;
 
-use super::{require_meta, Plan};
+use super::{stored_meta, Plan};
 use crate::blocks::{self, is_run_member};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
@@ -73,7 +73,7 @@ pub fn decide(
     req: MessagesTailRequest,
 ) -> Result<Plan<MessagesTailResponse>> {
     let sid = &req.session_id;
-    require_meta(store, sid)?;
+    stored_meta(store, sid)?;
     let Some(leaf) = store.get_active_leaf(sid)? else {
         return Ok(Plan::read(MessagesTailResponse {
             messages: Vec::new(),

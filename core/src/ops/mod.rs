@@ -1,6 +1,8 @@
-//! The operations: one module per public function. Each `decide` reads what it needs from the
-//! store and returns a `Plan` — the writes of one atomic change set and how to finish once they
-//! landed — without writing anything itself (decide → apply → publish).
+//! The operations: one module per public function. A mutation's `decide` reads one session
+//! through the [`SessionView`] its backend loaded under its lock and returns a `Plan` — the
+//! writes of one atomic change set and how to finish once they landed — that [`transact`] applies
+//! in the same transaction (load → decide → apply → publish); a read's `decide` reads through the
+//! store's indexed reads.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -10,6 +12,7 @@ use crate::error::{Result, SessionError};
 use crate::events::Emitted;
 use crate::feed::PendingChange;
 use crate::store::{Applied, ChangeSet, Store, Write};
+use crate::transaction::{SessionView, StoreView};
 use crate::wire::{Change, SessionEntry, SessionMeta};
 
 pub mod append;
@@ -94,65 +97,79 @@ impl<R> Plan<R> {
     }
 
     /// Applies the change set (if any) to `store`, then finishes. Events are returned only after
-    /// the write landed; a failed write yields `session/storage` and no events.
-    ///
-    /// A change set whose events are known up front records them in the session's feed (a
-    /// `Feed` write added last) unless the operation wrote its own; each event then carries the
-    /// change (seq) the store gave it.
+    /// the write landed; a failed write yields `session/storage` and no events. For writes that
+    /// decide on nothing stored (`session::create`, the store protocol's raw writes); a mutation
+    /// that reads before it writes runs through [`transact`].
     #[inline]
     pub fn execute(self, store: &dyn Store, env: &Env<'_>) -> Result<Outcome<R>> {
-        // Everything but the finish is the same for every response type: written once in
-        // `apply_known` / `apply_unknown` / `attach_changes`, not once per operation.
-        match self.finish {
-            Finish::Ready(mut outcome) => {
-                apply_known(self.changes, &mut outcome.events, store, env)?;
-                Ok(outcome)
-            }
-            Finish::AfterApply(finish) => {
-                let (applied, recorded) = apply_unknown(self.changes, store)?;
-                let mut outcome = finish(applied)?;
-                attach_changes(&mut outcome.events, recorded);
-                Ok(outcome)
+        let (changes, pending) = self.prepare(env);
+        let applied = match changes {
+            Some(changes) => Some(store.apply(&changes)?),
+            None => None,
+        };
+        pending.finish(applied)
+    }
+
+    /// The change set to apply and what finishes the call once it landed. A change set whose
+    /// events are known up front records them in the session's feed (a `Feed` write added last)
+    /// unless the operation wrote its own; each event then carries the change (seq) the store
+    /// gave it.
+    pub fn prepare(self, env: &Env<'_>) -> (Option<ChangeSet>, Pending<R>) {
+        let mut changes = self.changes;
+        if let (Some(set), Finish::Ready(outcome)) = (&mut changes, &self.finish) {
+            let has_feed = set.writes.iter().any(|w| matches!(w, Write::Feed { .. }));
+            if !has_feed && !outcome.events.is_empty() {
+                let pending = outcome.events.iter().map(PendingChange::of).collect();
+                set.push(env.feed_write(pending));
             }
         }
+        (changes, Pending(self.finish))
     }
 }
 
-/// Applies `changes` (if any) whose `events` are known up front: unless the operation wrote its
-/// own `Feed`, a `Feed` write recording them is added last; each event gets its change.
-fn apply_known(
-    changes: Option<ChangeSet>,
-    events: &mut [Emitted],
+/// The finish of a prepared plan ([`Plan::prepare`]), waiting for what its change set reported.
+#[must_use = "a write's response and events come from finishing it"]
+pub struct Pending<R>(Finish<R>);
+
+impl<R> core::fmt::Debug for Pending<R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Pending(..)")
+    }
+}
+
+impl<R> Pending<R> {
+    /// The outcome once the change set landed (`None`: there was none to apply).
+    pub fn finish(self, applied: Option<Applied>) -> Result<Outcome<R>> {
+        let mut applied = applied.unwrap_or_default();
+        let recorded = core::mem::take(&mut applied.changes);
+        let mut outcome = match self.0 {
+            Finish::Ready(outcome) => outcome,
+            Finish::AfterApply(finish) => finish(applied)?,
+        };
+        attach_changes(&mut outcome.events, recorded);
+        Ok(outcome)
+    }
+}
+
+/// Runs a mutation of `session_id` as one transaction of `store` ([`Store::transact`]): `decide`
+/// sees the session only through the view the backend loaded under its lock, and its change set
+/// is applied in the same transaction. Events come back only for a write that landed.
+pub fn transact<R>(
     store: &dyn Store,
     env: &Env<'_>,
-) -> Result<()> {
-    let Some(mut set) = changes else {
-        return Ok(());
-    };
-    let has_feed = set.writes.iter().any(|w| matches!(w, Write::Feed { .. }));
-    if !has_feed && !events.is_empty() {
-        let pending = events.iter().map(PendingChange::of).collect();
-        set.push(env.feed_write(pending));
-    }
-    let applied = apply_changes(Some(&set), store)?;
-    attach_changes(events, applied.changes);
-    Ok(())
-}
-
-/// Applies `changes` (if any) whose events depend on what the store reports: what it reported,
-/// and apart the changes it recorded (for the events the finish returns).
-fn apply_unknown(changes: Option<ChangeSet>, store: &dyn Store) -> Result<(Applied, Vec<Change>)> {
-    let mut applied = apply_changes(changes.as_ref(), store)?;
-    let recorded = core::mem::take(&mut applied.changes);
-    Ok((applied, recorded))
-}
-
-/// Applies `changes` (if any) to `store`.
-fn apply_changes(changes: Option<&ChangeSet>, store: &dyn Store) -> Result<Applied> {
-    match changes {
-        Some(changes) => Ok(store.apply(changes)?),
-        None => Ok(Applied::default()),
-    }
+    session_id: &str,
+    decide: impl FnOnce(&dyn SessionView) -> Result<Plan<R>>,
+) -> Result<Outcome<R>> {
+    let mut decide = Some(decide);
+    let mut pending = None;
+    let applied = store.transact(session_id, &mut |view| {
+        let decide = decide.take().ok_or_else(|| SessionError::storage("decided twice"))?;
+        let (changes, finish) = decide(view)?.prepare(env);
+        pending = Some(finish);
+        Ok(changes)
+    })?;
+    let pending = pending.ok_or_else(|| SessionError::storage("the store never decided"))?;
+    pending.finish(applied)
 }
 
 /// Gives each event its recorded change: one change per event, in order; a store without a feed
@@ -166,13 +183,21 @@ fn attach_changes(events: &mut [Emitted], recorded: Vec<Change>) {
 }
 
 /// The session's meta, or `session/not_found`.
-pub fn require_meta(store: &dyn Store, session_id: &str) -> Result<SessionMeta> {
-    store.get_meta(session_id)?.ok_or_else(|| SessionError::session_not_found(session_id))
+pub fn require_meta(view: &dyn SessionView) -> Result<SessionMeta> {
+    view.meta()?.ok_or_else(|| SessionError::session_not_found(view.session_id()))
 }
 
 /// An entry of the session (any branch), or `session/entry_not_found`.
-pub fn require_entry(store: &dyn Store, session_id: &str, entry_id: &str) -> Result<SessionEntry> {
-    store
-        .get_entry(session_id, entry_id)?
-        .ok_or_else(|| SessionError::entry_not_found(session_id, entry_id))
+pub fn require_entry(view: &dyn SessionView, entry_id: &str) -> Result<SessionEntry> {
+    view.entry(entry_id)?.ok_or_else(|| SessionError::entry_not_found(view.session_id(), entry_id))
+}
+
+/// [`require_meta`] for a read, through the store's own reads.
+pub fn stored_meta(store: &dyn Store, session_id: &str) -> Result<SessionMeta> {
+    require_meta(&StoreView { store, session_id })
+}
+
+/// [`require_entry`] for a read, through the store's own reads.
+pub fn stored_entry(store: &dyn Store, session_id: &str, entry_id: &str) -> Result<SessionEntry> {
+    require_entry(&StoreView { store, session_id }, entry_id)
 }

@@ -5,12 +5,16 @@ use alloc::vec::Vec;
 
 use super::{require_entry, require_meta, Plan};
 use crate::error::Result;
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{SetActiveLeafRequest, SetActiveLeafResponse};
 
-pub fn decide(store: &dyn Store, req: SetActiveLeafRequest) -> Result<Plan<SetActiveLeafResponse>> {
-    require_meta(store, &req.session_id)?;
-    require_entry(store, &req.session_id, &req.entry_id)?;
+pub fn decide(
+    view: &dyn SessionView,
+    req: SetActiveLeafRequest,
+) -> Result<Plan<SetActiveLeafResponse>> {
+    require_meta(view)?;
+    require_entry(view, &req.entry_id)?;
     let changes = ChangeSet::new(req.session_id).with(Write::SetActiveLeaf(req.entry_id.clone()));
     Ok(Plan::write(changes, SetActiveLeafResponse { active_leaf: req.entry_id }, Vec::new()))
 }

@@ -7,11 +7,12 @@ use alloc::vec::Vec;
 
 use super::{require_meta, Plan};
 use crate::error::{Result, SessionError};
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{AttachmentMeta, SetDraftRequest, SetDraftResponse};
 
-pub fn decide(store: &dyn Store, req: SetDraftRequest) -> Result<Plan<SetDraftResponse>> {
-    let mut meta = require_meta(store, &req.session_id)?;
+pub fn decide(view: &dyn SessionView, req: SetDraftRequest) -> Result<Plan<SetDraftResponse>> {
+    let mut meta = require_meta(view)?;
     let text = req.draft.filter(|d| !d.trim().is_empty());
     let parked: Option<Vec<AttachmentMeta>> = match req.attachment_ids {
         None => meta.draft_attachments.clone(),
@@ -23,7 +24,7 @@ pub fn decide(store: &dyn Store, req: SetDraftRequest) -> Result<Plan<SetDraftRe
                     continue;
                 }
                 seen.push(id);
-                let found = store.get_attachment_meta(&req.session_id, id)?.ok_or_else(|| {
+                let found = view.attachment_meta(id)?.ok_or_else(|| {
                     SessionError::invalid_request(format!(
                         "attachment {id} does not exist in session {}",
                         req.session_id

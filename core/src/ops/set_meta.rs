@@ -6,15 +6,16 @@ use super::{require_meta, Plan};
 use crate::env::Env;
 use crate::error::Result;
 use crate::events::{Emitted, SessionEvent};
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{MetaUpdatedEvent, SetMetaRequest, SetMetaResponse};
 
 pub fn decide(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: SetMetaRequest,
 ) -> Result<Plan<SetMetaResponse>> {
-    let mut meta = require_meta(store, &req.session_id)?;
+    let mut meta = require_meta(view)?;
     if req.title.is_none() && req.description.is_none() && req.metadata.is_none() {
         return Ok(Plan::read(SetMetaResponse { meta }));
     }

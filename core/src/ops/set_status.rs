@@ -7,15 +7,16 @@ use super::{require_meta, Plan};
 use crate::env::Env;
 use crate::error::Result;
 use crate::events::{Emitted, SessionEvent};
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{SessionStatus, SetStatusRequest, SetStatusResponse, StatusChangedEvent};
 
 pub fn decide(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: SetStatusRequest,
 ) -> Result<Plan<SetStatusResponse>> {
-    let mut meta = require_meta(store, &req.session_id)?;
+    let mut meta = require_meta(view)?;
     let new_reason = match req.status {
         SessionStatus::Idle => None,
         _ => req.reason,

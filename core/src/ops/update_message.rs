@@ -8,7 +8,8 @@ use super::{require_entry, require_meta, Plan};
 use crate::env::Env;
 use crate::error::{ErrorCode, Result, SessionError};
 use crate::events::{Emitted, SessionEvent};
-use crate::store::{ChangeSet, Store, Write};
+use crate::store::{ChangeSet, Write};
+use crate::transaction::SessionView;
 use crate::wire::{
     AgentMessage, MessageUpdatedEvent, SessionEntry, SessionMeta, UpdateMessageRequest,
     UpdateMessageResponse,
@@ -33,13 +34,12 @@ pub enum Opened {
 /// session and the entry exist (`session/not_found`, `session/entry_not_found`), the entry is a
 /// message (`session/invalid_entry_kind`), and `expected_revision`, when given, matches.
 pub fn open_message(
-    store: &dyn Store,
-    sid: &str,
+    view: &dyn SessionView,
     entry_id: &str,
     expected_revision: Option<u64>,
 ) -> Result<Opened> {
-    let meta = require_meta(store, sid)?;
-    let entry = require_entry(store, sid, entry_id)?;
+    let meta = require_meta(view)?;
+    let entry = require_entry(view, entry_id)?;
     let revision = match &entry {
         SessionEntry::Message { revision, .. } => *revision,
         SessionEntry::Custom { .. } => {
@@ -56,18 +56,17 @@ pub fn open_message(
 }
 
 pub fn decide(
-    store: &dyn Store,
+    view: &dyn SessionView,
     env: &Env<'_>,
     req: UpdateMessageRequest,
 ) -> Result<Plan<UpdateMessageResponse>> {
     let sid = req.session_id;
-    let (mut meta, mut entry) =
-        match open_message(store, &sid, &req.entry_id, req.expected_revision)? {
-            Opened::Message { meta, entry } => (meta, entry),
-            Opened::Stale { revision } => {
-                return Ok(Plan::read(UpdateMessageResponse { updated: false, revision }))
-            }
-        };
+    let (mut meta, mut entry) = match open_message(view, &req.entry_id, req.expected_revision)? {
+        Opened::Message { meta, entry } => (meta, entry),
+        Opened::Stale { revision } => {
+            return Ok(Plan::read(UpdateMessageResponse { updated: false, revision }))
+        }
+    };
     let SessionEntry::Message { message, revision, .. } = &mut entry else {
         unreachable!("open_message returns message entries")
     };
