@@ -1,17 +1,18 @@
-//! One change set as one transaction: lock the session's row (every instance's writes to one
-//! session queue there), catch the cached state up under the lock, let the core plan the writes
-//! (`plan_session_writes_in_place`: `commit_append`'s rules, feed seqs, deltas), then write the
-//! log chunk — or, for deletions and compaction, the snapshot that replaces the log — the row
-//! and the attachments, record the change set's feed seqs in the outbox, and commit.
+//! The statements of one session's transaction (`transact.rs` runs them): lock the session's row
+//! (every instance's writes to one session queue there) and catch the cached state up under the
+//! lock; then, once the core decided, plan the writes (`plan_session_writes_in_place`:
+//! `commit_append`'s rules, feed seqs, deltas), write the log chunk — or, for deletions and
+//! compaction, the snapshot that replaces the log — the row and the attachments, record the
+//! change set's feed seqs in the outbox, and commit.
 
-use deadpool_postgres::{GenericClient, Transaction};
+use deadpool_postgres::GenericClient;
 use session_core::jsonl;
 use session_core::record::SessionState;
 use session_core::store::{plan_session_writes_in_place, Applied, ChangeSet, LogChange, Write};
 use session_core::wire::AttachmentMeta;
 use session_core::StoreError;
 
-use super::cache::{catch_up, Replayed};
+use super::cache::{absorb, position, Replayed};
 use super::db::{db_error, execute, query};
 use super::schema::Sql;
 
@@ -19,10 +20,51 @@ use super::schema::Sql;
 /// snapshot (amortized O(1) per write, like the fs store's compaction).
 const COMPACT_CHUNKS: i64 = 64;
 
-/// Applies `changes` in `tx` on top of `cached` (caught up first) and leaves `cached` at the
-/// state it wrote. On any error the caller drops the transaction (nothing lands) and the cache.
-pub async fn apply(
-    tx: &Transaction<'_>,
+/// The first round trip of a session's transaction: `BEGIN`, the session's row made and locked
+/// (every instance's writes to one session queue there) and `cached` caught up under the lock —
+/// four statements sent back to back, prepared first (no round trip once the connection has
+/// them). The catch-up is a statement of its own after the lock, so its snapshot holds every
+/// chunk committed before the lock was granted.
+pub async fn begin_locked(
+    client: &impl GenericClient,
+    sql: &Sql,
+    sid: &str,
+    cached: &mut Option<Replayed>,
+) -> Result<(), StoreError> {
+    let key = sid.as_bytes();
+    let fail = |e: tokio_postgres::Error| db_error("lock the session row", &e);
+    // The write's statements too, though they run later: `apply_and_commit` sends `COMMIT` in
+    // the same round trip as its writes, which is safe only if each write is sent at once, not
+    // after a prepare of its own had an answer (its request would then follow the `COMMIT`).
+    let (ensure, lock, catch, ..) = tokio::try_join!(
+        client.prepare_cached(&sql.ensure_row),
+        client.prepare_cached(&sql.lock_row),
+        client.prepare_cached(&sql.catch_up),
+        client.prepare_cached(&sql.append_chunk),
+        client.prepare_cached(&sql.insert_outbox),
+        client.prepare_cached(super::follow::NOTIFY)
+    )
+    .map_err(fail)?;
+    let (base, version) = position(cached);
+    let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
+    let since: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&key, &base, &version];
+    let (_, _, _, rows) = tokio::try_join!(
+        client.batch_execute("BEGIN"),
+        client.execute(&ensure, &by_key),
+        client.query(&lock, &by_key),
+        client.query(&catch, &since)
+    )
+    .map_err(fail)?;
+    absorb(&rows, cached);
+    Ok(())
+}
+
+/// Applies `changes` on top of `cached` (caught up under the row lock by [`begin_locked`]) and
+/// commits: the common append — its log chunk, the row, the outbox and `COMMIT` — in one round
+/// trip. Leaves `cached` at the state it wrote. On any error nothing is committed and the caller
+/// drops the cache.
+pub async fn apply_and_commit(
+    client: &impl GenericClient,
     sql: &Sql,
     instance: &str,
     changes: &ChangeSet,
@@ -30,14 +72,9 @@ pub async fn apply(
 ) -> Result<Applied, StoreError> {
     let sid = changes.session_id.as_str();
     let key = sid.as_bytes();
-    let head = lock_row(tx, sql, key).await?;
-    let fresh = matches!(&*cached, Some(c) if (c.base, c.version) == head);
-    if !fresh {
-        catch_up(tx, sql, sid, cached).await?;
-    }
     let replayed = cached.as_mut().ok_or_else(|| StoreError::Internal("no cached state".into()))?;
     let (log, mut applied) = plan_session_writes_in_place(&mut replayed.state, &changes.writes)?;
-    write_attachments(tx, sql, sid, &changes.writes, &mut applied).await?;
+    write_attachments(client, sql, sid, &changes.writes, &mut applied).await?;
     let seqs = applied.changes.first().zip(applied.changes.last());
     let seqs = seqs.map(|(first, last)| (first.seq as i64, last.seq as i64));
     let state = &replayed.state;
@@ -47,15 +84,16 @@ pub async fn apply(
     match log {
         LogChange::None if replayed.version <= 0 => {
             // Attachments only, on a session with no log: no row needed.
-            execute(tx, "drop the session row", &sql.delete_row, &[&key]).await?;
+            execute(client, "drop the session row", &sql.delete_row, &[&key]).await?;
             *replayed = Replayed::none();
         }
         LogChange::None => {}
         LogChange::Append(records) if !compact => {
-            // The chunk, the row and the outbox in one round trip.
+            // The chunk, the row, the outbox and the commit in one round trip.
             let (n, base) = tokio::try_join!(
-                append_chunk(tx, sql, key, &records, state),
-                outbox(tx, sql, key, seqs, instance)
+                append_chunk(client, sql, key, &records, state),
+                outbox(client, sql, key, seqs, instance),
+                commit(client)
             )?
             .0;
             replayed.base = base;
@@ -63,10 +101,17 @@ pub async fn apply(
             replayed.chunks += 1;
             return Ok(applied);
         }
-        LogChange::Append(_) | LogChange::Rewrite => rewrite_log(tx, sql, key, replayed).await?,
+        LogChange::Append(_) | LogChange::Rewrite => {
+            rewrite_log(client, sql, key, replayed).await?
+        }
     }
-    outbox(tx, sql, key, seqs, instance).await?;
+    tokio::try_join!(outbox(client, sql, key, seqs, instance), commit(client))?;
     Ok(applied)
+}
+
+/// Ends the transaction [`begin_locked`] opened, keeping its writes.
+pub async fn commit(client: &impl GenericClient) -> Result<(), StoreError> {
+    client.batch_execute("COMMIT").await.map_err(|e| db_error("commit", &e))
 }
 
 /// Makes sure the session's row exists and locks it until the transaction ends; the log position
@@ -74,17 +119,20 @@ pub async fn apply(
 /// (tokio-postgres pipelines them, in the order they are polled): so the lock always runs after
 /// the insert, also on a connection that has not prepared them yet.
 pub(super) async fn lock_row(
-    tx: &Transaction<'_>,
+    client: &impl GenericClient,
     sql: &Sql,
     key: &[u8],
 ) -> Result<(i64, i64), StoreError> {
     let fail = |e: tokio_postgres::Error| db_error("lock the session row", &e);
-    let (ensure, lock) =
-        tokio::try_join!(tx.prepare_cached(&sql.ensure_row), tx.prepare_cached(&sql.lock_row))
-            .map_err(fail)?;
+    let (ensure, lock) = tokio::try_join!(
+        client.prepare_cached(&sql.ensure_row),
+        client.prepare_cached(&sql.lock_row)
+    )
+    .map_err(fail)?;
     let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
     let (_, locked) =
-        tokio::try_join!(tx.execute(&ensure, &by_key), tx.query(&lock, &by_key)).map_err(fail)?;
+        tokio::try_join!(client.execute(&ensure, &by_key), client.query(&lock, &by_key))
+            .map_err(fail)?;
     let row = locked.first().ok_or_else(|| StoreError::Internal("no session row".into()))?;
     Ok((row.get(0), row.get(1)))
 }
@@ -92,27 +140,28 @@ pub(super) async fn lock_row(
 /// Replaces the session's log with the snapshot of `replayed`'s state as its one chunk (deletions,
 /// compaction, `migrate`), or removes the row when the state is empty; `replayed` follows.
 pub(super) async fn rewrite_log(
-    tx: &Transaction<'_>,
+    client: &impl GenericClient,
     sql: &Sql,
     key: &[u8],
     replayed: &mut Replayed,
 ) -> Result<(), StoreError> {
-    execute(tx, "rewrite the session log", &sql.delete_log, &[&key]).await?;
+    execute(client, "rewrite the session log", &sql.delete_log, &[&key]).await?;
     if replayed.state.is_empty() {
-        execute(tx, "drop the session row", &sql.delete_row, &[&key]).await?;
+        execute(client, "drop the session row", &sql.delete_row, &[&key]).await?;
         *replayed = Replayed { state: std::mem::take(&mut replayed.state), ..Replayed::none() };
         return Ok(());
     }
     let snapshot = jsonl::encode_snapshot(&replayed.state);
-    let rows = query(tx, "write the snapshot", &sql.insert_chunk, &[&key, &chunk_text(&snapshot)?])
-        .await?;
+    let rows =
+        query(client, "write the snapshot", &sql.insert_chunk, &[&key, &chunk_text(&snapshot)?])
+            .await?;
     let n =
         rows.first().map(|row| row.get(0)).ok_or_else(|| StoreError::Internal("no n".into()))?;
     (replayed.base, replayed.version, replayed.chunks) = (n, n, 1);
     let (meta, created, updated) = meta_columns(&replayed.state);
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
         [&key, &n, &n, &1i64, &meta, &created, &updated];
-    execute(tx, "update the session row", &sql.update_row, &params).await?;
+    execute(client, "update the session row", &sql.update_row, &params).await?;
     Ok(())
 }
 
@@ -132,7 +181,7 @@ fn meta_columns(state: &SessionState) -> (Option<String>, Option<i64>, Option<i6
 /// The outbox row other instances deliver the change set's events from (feed seqs `first..=last`),
 /// and their wake-up (a NOTIFY is sent at commit, and only then); nothing without feed changes.
 async fn outbox(
-    tx: &Transaction<'_>,
+    client: &impl GenericClient,
     sql: &Sql,
     key: &[u8],
     seqs: Option<(i64, i64)>,
@@ -142,8 +191,8 @@ async fn outbox(
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&key, &first, &last, &instance];
     let schema: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&sql.schema];
     tokio::try_join!(
-        execute(tx, "record the change in the outbox", &sql.insert_outbox, &params),
-        query(tx, "notify the other instances", super::follow::NOTIFY, &schema),
+        execute(client, "record the change in the outbox", &sql.insert_outbox, &params),
+        query(client, "notify the other instances", super::follow::NOTIFY, &schema),
     )?;
     Ok(())
 }
@@ -151,7 +200,7 @@ async fn outbox(
 /// Appends one chunk and moves the row onto it in one statement; the chunk's number and the
 /// log's base.
 async fn append_chunk(
-    tx: &Transaction<'_>,
+    client: &impl GenericClient,
     sql: &Sql,
     key: &[u8],
     records: &[session_core::record::Record],
@@ -162,7 +211,7 @@ async fn append_chunk(
     let (text, created, updated) = meta_columns(state);
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
         [&key, &lines, &text, &created, &updated];
-    let rows = query(tx, "append to the session log", &sql.append_chunk, &params).await?;
+    let rows = query(client, "append to the session log", &sql.append_chunk, &params).await?;
     let row = rows.first().ok_or_else(|| StoreError::Internal("no session row".into()))?;
     Ok((row.get(0), row.get(1)))
 }
@@ -173,7 +222,7 @@ fn snapshot_size(state: &SessionState) -> i64 {
 }
 
 async fn write_attachments(
-    tx: &Transaction<'_>,
+    client: &impl GenericClient,
     sql: &Sql,
     sid: &str,
     writes: &[Write],
@@ -184,15 +233,15 @@ async fn write_attachments(
     for write in writes {
         match write {
             Write::PutAttachment { meta, bytes } => {
-                put_attachment(tx, sql, key, meta, bytes).await?;
+                put_attachment(client, sql, key, meta, bytes).await?;
             }
             Write::DeleteAttachment(id) => {
                 let rows =
-                    query(tx, action, &sql.delete_attachment, &[&key, &id.as_bytes()]).await?;
+                    query(client, action, &sql.delete_attachment, &[&key, &id.as_bytes()]).await?;
                 applied.attachments_deleted.push(!rows.is_empty());
             }
             Write::DeleteAttachments => {
-                execute(tx, action, &sql.delete_attachments, &[&key]).await?;
+                execute(client, action, &sql.delete_attachments, &[&key]).await?;
             }
             _ => {}
         }
@@ -202,7 +251,7 @@ async fn write_attachments(
 
 /// Writes (or replaces) one attachment of the session `key`.
 pub(super) async fn put_attachment(
-    tx: &Transaction<'_>,
+    client: &impl GenericClient,
     sql: &Sql,
     key: &[u8],
     meta: &AttachmentMeta,
@@ -211,6 +260,6 @@ pub(super) async fn put_attachment(
     let text = serde_json::to_string(meta).unwrap_or_default();
     let aid = meta.attachment_id.as_bytes();
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&key, &aid, &text, &bytes];
-    execute(tx, "write an attachment", &sql.put_attachment, &params).await?;
+    execute(client, "write an attachment", &sql.put_attachment, &params).await?;
     Ok(())
 }

@@ -77,24 +77,37 @@ pub async fn catch_up(
     sid: &str,
     cached: &mut Option<Replayed>,
 ) -> Result<(), StoreError> {
-    let (base, version) = cached.as_ref().map_or((-1, -1), |c| (c.base, c.version));
+    let (base, version) = position(cached);
     let rows =
         query(client, "read the session log", &sql.catch_up, &[&sid.as_bytes(), &base, &version])
             .await?;
+    absorb(&rows, cached);
+    Ok(())
+}
+
+/// The log position `cached` reflects, as [`Sql::catch_up`] takes it (`-1, -1`: nothing).
+pub fn position(cached: &Option<Replayed>) -> (i64, i64) {
+    cached.as_ref().map_or((-1, -1), |c| (c.base, c.version))
+}
+
+/// Replays the answer of [`Sql::catch_up`] into `cached`: the chunks after its position, or the
+/// whole log when a rewrite started a new one; no row means no session.
+pub fn absorb(rows: &[tokio_postgres::Row], cached: &mut Option<Replayed>) {
+    let (base, version) = position(cached);
     let Some(head) = rows.first() else {
         *cached = Some(Replayed::none());
-        return Ok(());
+        return;
     };
     let (new_base, new_version, chunks): (i64, i64, i64) = (head.get(0), head.get(1), head.get(2));
     if new_base == base && new_version == version {
-        return Ok(());
+        return;
     }
     let mut replayed = match cached.take() {
         Some(c) if c.base == new_base && new_base >= 0 => c,
         _ => Replayed::default(),
     };
     let mut bytes = Vec::new();
-    for row in &rows {
+    for row in rows {
         if let Some(lines) = row.get::<_, Option<&str>>(3) {
             bytes.extend_from_slice(lines.as_bytes());
         }
@@ -104,5 +117,4 @@ pub async fn catch_up(
     replayed.version = new_version;
     replayed.chunks = chunks;
     *cached = Some(replayed);
-    Ok(())
 }

@@ -3,7 +3,7 @@
 //! synchronous methods the answer of one async database job, bounded in time.
 
 use std::future::Future;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use deadpool_postgres::{
@@ -110,17 +110,46 @@ impl Db {
         Fut: Future<Output = Result<T, StoreError>> + Send,
     {
         let pool = self.pool.clone();
+        self.wait_for(async move {
+            match pool.get().await {
+                Ok(client) => job(client).await,
+                Err(e) => Err(db_error("connect", &e)),
+            }
+        })
+    }
+
+    /// A pooled connection held by the caller across several jobs ([`Db::run_on`]): one database
+    /// transaction that spans a decision taken between its statements (`transact.rs`).
+    pub fn hold(&self) -> Result<Held, StoreError> {
+        let pool = self.pool.clone();
+        self.wait_for(
+            async move { pool.get().await.map(Arc::new).map_err(|e| db_error("connect", &e)) },
+        )
+    }
+
+    /// Runs `job` on the held connection `client`, as [`Db::run`] does on a pooled one.
+    pub fn run_on<T, F, Fut>(&self, client: &Held, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Held) -> Fut,
+        Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        self.wait_for(job(client.clone()))
+    }
+
+    /// Drives `job` on the pool's runtime and waits for its answer, at most [`CALL_TIMEOUT`].
+    fn wait_for<T: Send + 'static>(
+        &self,
+        job: impl Future<Output = Result<T, StoreError>> + Send + 'static,
+    ) -> Result<T, StoreError> {
         let (tx, rx) = mpsc::sync_channel(1);
         let Some(io) = &self.io else {
             return Err(no_answer("the store is closed"));
         };
         io.spawn(async move {
-            let answer = match pool.get().await {
-                Ok(client) => match tokio::time::timeout(CALL_TIMEOUT, job(client)).await {
-                    Ok(answer) => answer,
-                    Err(_) => Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))),
-                },
-                Err(e) => Err(db_error("connect", &e)),
+            let answer = match tokio::time::timeout(CALL_TIMEOUT, job).await {
+                Ok(answer) => answer,
+                Err(_) => Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))),
             };
             let _ = tx.send(answer);
         });
@@ -128,6 +157,9 @@ impl Db {
             .unwrap_or_else(|_| Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))))
     }
 }
+
+/// A connection one caller holds across jobs (its transaction open between them).
+pub type Held = Arc<Object>;
 
 /// The parameters of one statement.
 pub type Params<'a> = &'a [&'a (dyn ToSql + Sync)];

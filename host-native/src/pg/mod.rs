@@ -11,6 +11,7 @@ mod db;
 mod follow;
 mod import;
 mod schema;
+mod transact;
 
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ pub use follow::{Follower, Publisher};
 pub use schema::{valid_schema_name, SCHEMA_VERSION};
 
 use cache::{catch_up, lock, Cache};
-use db::{db_error, Db};
+use db::Db;
 use schema::Sql;
 
 use crate::config::PostgresAdapterConfig;
@@ -226,22 +227,15 @@ impl Store for PgStore {
     }
 
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
-        let slot = self.cache.slot(&changes.session_id);
-        let mut guard = lock(&slot);
-        let (sql, changes) = (self.sql.clone(), changes.clone());
-        let instance = self.instance.clone();
-        let mut cached = guard.take();
-        let result = self.db.run(move |mut client| async move {
-            let tx = client.transaction().await.map_err(|e| db_error("begin", &e))?;
-            let applied = apply::apply(&tx, &sql, &instance, &changes, &mut cached).await?;
-            tx.commit().await.map_err(|e| db_error("commit", &e))?;
-            Ok((applied, cached))
-        });
-        // On an error the cached state may be half planned: it stays dropped (replayed again).
-        result.map(|(applied, cached)| {
-            *guard = cached;
-            applied
-        })
+        self.apply_alone(changes)
+    }
+
+    fn transact(
+        &self,
+        sid: &str,
+        decide: session_core::transaction::Decide<'_>,
+    ) -> Result<Option<Applied>, session_core::SessionError> {
+        self.transact_in_db(sid, decide)?
     }
 
     fn changes(&self, sid: &str, after_seq: u64, limit: usize) -> Result<FeedPage, StoreError> {
