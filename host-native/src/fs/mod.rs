@@ -34,6 +34,7 @@ mod offline;
 mod session;
 mod spill;
 mod sync;
+mod transact;
 mod vfs;
 
 use std::collections::HashMap;
@@ -782,6 +783,14 @@ impl Store for FsStore {
 
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         self.catalog.page(&self.cfg.data_dir, query)
+    }
+
+    fn transact(
+        &self,
+        session_id: &str,
+        decide: session_core::transaction::Decide<'_>,
+    ) -> Result<Option<Applied>, session_core::SessionError> {
+        self.transact_in_slot(session_id, decide)?
     }
 
     /// Writes, then waits for the write's group flush (when there is one).
