@@ -19,6 +19,8 @@ use crate::wire::{
 
 mod feed;
 mod indexed;
+#[cfg(feature = "std")]
+pub mod races;
 pub use feed::*;
 pub use indexed::*;
 

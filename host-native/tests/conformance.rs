@@ -1,7 +1,8 @@
 //! Runs session-core's storage conformance suite against `FsStore`, one test per check: in every
 //! sync mode (`sync_always::<check>`, …), with a one-byte cache budget (`tiny_cache::<check>`),
 //! and across restarts (`restarted::<check>`: the store is closed and reopened on its data_dir
-//! after every write, so every later read and write meets a store that knows only its files).
+//! after every write, so every later read and write meets a store that knows only its files);
+//! and the two-instance races (`races_*::<race>`) on one store shared by concurrent callers.
 
 use std::sync::{Mutex, RwLock};
 
@@ -23,6 +24,36 @@ fn factory(config: fn(&std::path::Path) -> FsConfig) -> impl Fn() -> Box<dyn Sto
         dirs.lock().expect("lock").push(dir);
         Box::new(store) as Box<dyn Store>
     }
+}
+
+/// Fresh pairs for the two-instance races: one `FsStore` on a temp dir, shared by both handles
+/// (one process owns a data_dir; its calls meet on the session's slot lock).
+fn pair_factory(
+    config: fn(&std::path::Path) -> FsConfig,
+) -> impl Fn() -> session_core::conformance::races::Pair {
+    let dirs = Mutex::new(Vec::new());
+    move || {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = std::sync::Arc::new(FsStore::open(config(dir.path())).expect("open"));
+        dirs.lock().expect("lock").push(dir);
+        [store.clone(), store]
+    }
+}
+
+mod races_sync_group {
+    session_core::race_tests!(super::pair_factory(
+        |d| super::FsConfig::new(d).sync(super::SyncMode::Group)
+    ));
+}
+
+mod races_sync_always {
+    session_core::race_tests!(super::pair_factory(
+        |d| super::FsConfig::new(d).sync(super::SyncMode::Always)
+    ));
+}
+
+mod races_spilled {
+    session_core::race_tests!(super::pair_factory(super::spilled));
 }
 
 mod sync_always {

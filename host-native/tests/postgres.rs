@@ -1,7 +1,7 @@
 //! The postgres adapter against a real PostgreSQL server (`SESSION_MANAGER_TEST_PG_URL`; every
 //! test is reported ignored without one): session-core's storage conformance suite on one
 //! instance, across two instances (writes through one, reads through the other) and across
-//! restarts; the model test with restarts and instance switches; migrations under concurrency
+//! restarts; its two-instance races (`races::two_instances::*`: calls on both at once); the model test with restarts and instance switches; migrations under concurrency
 //! and a newer schema refused; two instances appending to one session at once; a terminated
 //! backend connection.
 
@@ -12,13 +12,18 @@ use std::sync::Arc;
 use libtest_mimic::{Arguments, Failed, Trial};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use serde_json::{json, Value};
+use session_core::catalog::dispatch;
+use session_core::conformance::races::RACES;
 use session_core::conformance::{message_entry, sample_meta, CHECKS};
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::store::{Applied, ChangeSet};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
+use session_core::{Env, Limits, ManualClock, SeqIds};
 use session_core::{MemStore, Store, StoreError, Write};
 use session_manager::pg::PgStore;
+use std::sync::atomic::Ordering;
 
 use common::pg::{drop_schemas, fresh_config, fresh_store, url, URL_VAR};
 use common::{write_strategy, SESSIONS};
@@ -43,7 +48,18 @@ fn main() {
             }));
         }
     }
-    let tests: [(&str, DbTest); 8] = [
+    for (name, race) in RACES.iter().copied() {
+        let url = url.clone();
+        trials.push(Trial::test(format!("races::two_instances::{name}"), move || {
+            let url = url.expect("ignored without a server");
+            let config = fresh_config(&url);
+            let open =
+                || Arc::new(PgStore::open(&config).expect("opens")) as Arc<dyn Store + Send + Sync>;
+            race(&|| [open(), open()]).map_err(Failed::from)
+        }));
+    }
+    let tests: [(&str, DbTest); 9] = [
+        ("append_round_trips", append_round_trips),
         ("hot_reload_fs_postgres_fs", hot_reload),
         ("two_instances_deliver_every_event_once", events_across_instances),
         ("migrate_fs_postgres_fs_is_byte_identical", migrate_round_trip),
@@ -703,4 +719,54 @@ fn admin(url: &str, sql: &str) -> Result<Vec<String>, String> {
             })
             .collect())
     })
+}
+
+fn call(store: &dyn Store, env: &Env<'_>, id: &str, payload: Value) -> Result<Value, String> {
+    match dispatch(store, env, id, payload) {
+        Some(Ok(outcome)) => Ok(outcome.response),
+        other => Err(format!("{id}: {other:?}")),
+    }
+}
+
+/// `session::append` through the postgres store in at most two round trips (issue 35), counted on
+/// the wire by a relay (`common/relay.rs`): `BEGIN` + lock + catch-up, then the writes + `COMMIT`.
+fn append_round_trips(url: &str) -> Result<(), String> {
+    let url = url.to_string();
+    let mut config = fresh_config(&url);
+    let parsed: tokio_postgres::Config = url.parse().map_err(|e| format!("test url: {e}"))?;
+    let host = match parsed.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        other => return Err(format!("a TCP test server, not {other:?}")),
+    };
+    let port = parsed.get_ports().first().copied().unwrap_or(5432);
+    let (relay_port, turns) = common::relay::relay(format!("{host}:{port}"));
+    config.url = url.replacen(&format!("{host}:{port}"), &format!("127.0.0.1:{relay_port}"), 1);
+    if config.url == url {
+        return Err("the store must connect through the relay".into());
+    }
+    // One connection: every call meets the statements it prepared before.
+    config.max_connections = 1;
+    let store = PgStore::open(&config)?;
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    call(&store, &env, "session::ensure", json!({"session_id": "s"}))?;
+    let message =
+        json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
+    call(&store, &env, "session::append", json!({"session_id": "s", "message": message}))?;
+    let mut counts = Vec::new();
+    for i in 0..20 {
+        let before = turns.count.load(Ordering::SeqCst);
+        let message = json!({"role": "user", "content": [{"type": "text", "text": format!("m{i}")}], "timestamp": 1});
+        call(&store, &env, "session::append", json!({"session_id": "s", "message": message}))?;
+        counts.push(turns.count.load(Ordering::SeqCst) - before);
+    }
+    eprintln!("round trips per append: {counts:?}");
+    if !counts.iter().all(|&n| (1..=2).contains(&n)) {
+        return Err(format!("round trips per append, want 1..=2 each: {counts:?}"));
+    }
+    let meta = call(&store, &env, "session::get", json!({"session_id": "s"}))?;
+    if meta["meta"]["message_count"] != 21 {
+        return Err(format!("message_count after 21 appends: {meta}"));
+    }
+    Ok(())
 }

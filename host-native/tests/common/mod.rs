@@ -173,3 +173,4 @@ pub fn write_strategy(sid: &'static str) -> impl Strategy<Value = Write> {
 }
 
 pub mod pg;
+pub mod relay;
