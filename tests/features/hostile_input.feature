@@ -260,3 +260,16 @@ Feature: hostile input
       | session::messages       | 1     | eyJpZCI6Ii4uLy4uL2V0Yy9wYXNzd2QifQ== |
       | session::messages-range | 1     | W10= |
       | session::messages-range | 4096  | ==== |
+
+  # Prevents: a caller's unknown leaf reaching operators as session/storage (their alert code).
+  Scenario Outline: a path window from a leaf that is no entry is entry_not_found
+    Given the store is remembered
+    When I call "<function>" with {"session_id": "s1", "leaf": "no-such-entry", "classes": ["user"], "from": 0, "backward": false, "limit": 5}
+    Then the call fails with "session/entry_not_found"
+    And no events fired
+    And the store is as remembered
+
+    Examples:
+      | function                      |
+      | session::store::path-locate   |
+      | session::store::path-select   |

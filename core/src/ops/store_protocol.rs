@@ -7,7 +7,7 @@
 use alloc::vec::Vec;
 
 use super::Outcome;
-use crate::error::{Result, SessionError};
+use crate::error::{Result, SessionError, StoreError};
 use crate::events::Emitted;
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::api_store::*;
@@ -135,12 +135,23 @@ pub fn changes(store: &dyn Store, req: Req<Changes>) -> Result<Resp<Changes>> {
 
 /// `session::store::path-locate` (extension): [`Store::path_locate`] of the main.
 pub fn path_locate(store: &dyn Store, req: Req<PathLocate>) -> Result<Resp<PathLocate>> {
-    Ok(store.path_locate(&req.session_id, &req.leaf, req.entry_id.as_deref())?.into())
+    let located = store.path_locate(&req.session_id, &req.leaf, req.entry_id.as_deref());
+    Ok(located.map_err(|e| unknown_leaf_or(store, &req.session_id, &req.leaf, e))?.into())
+}
+
+/// A path read's failure as the caller should see it: a `leaf` that is not an entry of the
+/// session is the caller's mistake (`session/entry_not_found`), not a broken chain in storage.
+fn unknown_leaf_or(store: &dyn Store, sid: &str, leaf: &str, e: StoreError) -> SessionError {
+    match store.get_entry(sid, leaf) {
+        Ok(None) => SessionError::entry_not_found(sid, leaf),
+        _ => e.into(),
+    }
 }
 
 /// `session::store::path-select` (extension): [`Store::path_select`] of the main.
 pub fn path_select(store: &dyn Store, req: Req<PathSelect>) -> Result<Resp<PathSelect>> {
-    Ok(store.path_select(&req.session_id, &req.leaf, &req.query())?.into())
+    let selected = store.path_select(&req.session_id, &req.leaf, &req.query());
+    Ok(selected.map_err(|e| unknown_leaf_or(store, &req.session_id, &req.leaf, e))?.into())
 }
 
 /// `session::store::list-page` (extension): [`Store::list_page`] of the main.
