@@ -109,6 +109,11 @@ pub async fn apply_and_commit(
     Ok(applied)
 }
 
+/// Ends the transaction [`begin_locked`] opened, dropping everything it did.
+pub async fn rollback(client: &impl GenericClient) -> Result<(), StoreError> {
+    client.batch_execute("ROLLBACK").await.map_err(|e| db_error("roll back", &e))
+}
+
 /// Ends the transaction [`begin_locked`] opened, keeping its writes.
 pub async fn commit(client: &impl GenericClient) -> Result<(), StoreError> {
     client.batch_execute("COMMIT").await.map_err(|e| db_error("commit", &e))

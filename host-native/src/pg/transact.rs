@@ -6,14 +6,13 @@
 //! the row lock from the first round trip to the commit, so no decision is taken on state it
 //! could change before the apply.
 
-use deadpool_postgres::GenericClient;
 use session_core::store::{Applied, ChangeSet};
 use session_core::transaction::{Decide, FoundAttachment, StateView};
 use session_core::{SessionError, StoreError};
 
-use super::apply::{apply_and_commit, begin_locked, commit};
+use super::apply::{apply_and_commit, begin_locked, rollback};
 use super::cache::lock;
-use super::db::{db_error, query, Held};
+use super::db::{query, Held};
 use super::{attachment_meta_of, PgStore};
 
 impl PgStore {
@@ -51,9 +50,12 @@ impl PgStore {
         let changes = match decide(&view) {
             Ok(Some(changes)) if changes.session_id == sid => changes,
             other => {
-                // Nothing to write here: end the transaction; the state stays cached. A change
-                // set for another session (a fork's copy) is that session's own transaction.
-                let ended = self.db.run_on(&client, |client| async move { commit(&*client).await });
+                // Nothing to write here: roll back (a refusal leaves no row behind, not even the
+                // one `begin_locked` made for an unknown session); the state stays cached. A
+                // change set for another session (a fork's copy) is that session's own
+                // transaction.
+                let ended =
+                    self.db.run_on(&client, |client| async move { rollback(&*client).await });
                 *guard = Some(replayed);
                 drop(guard);
                 if let Err(e) = ended {
@@ -115,9 +117,7 @@ impl PgStore {
 
     /// Ends a failed transaction; a connection that cannot even roll back is not reused.
     fn rollback(&self, client: Held) {
-        let rolled_back = self.db.run_on(&client, |client| async move {
-            client.batch_execute("ROLLBACK").await.map_err(|e| db_error("roll back", &e))
-        });
+        let rolled_back = self.db.run_on(&client, |client| async move { rollback(&*client).await });
         if rolled_back.is_err() {
             self.discard(client);
         }
