@@ -62,9 +62,9 @@ pub mod record;
 pub mod replica;
 pub mod resync;
 pub mod simulate;
+pub mod state_view;
 pub mod store;
 pub mod subscriptions;
-pub mod transaction;
 pub mod transfer;
 pub mod view;
 pub mod wire;
@@ -74,7 +74,7 @@ pub use error::{ErrorCode, SessionError, StoreError};
 pub use events::{Emitted, SessionEvent};
 pub use mem_store::MemStore;
 pub use ops::{Outcome, Plan};
-pub use store::{Applied, ChangeSet, Store, Write};
+pub use store::{Applied, ChangeSet, SessionView, Store, Write};
 
 #[cfg(test)]
 mod fuzz_regressions;

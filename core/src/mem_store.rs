@@ -8,8 +8,9 @@ use crate::error::{SessionError, StoreError};
 use crate::meta_order::{ListQuery, MetaOrder};
 use crate::path::{PathSelect, PathSpot};
 use crate::record::SessionState;
+use crate::state_view::StateView;
+use crate::store::Decide;
 use crate::store::{plan_session_writes, Applied, ChangeSet, Store, Write};
-use crate::transaction::{Decide, StateView};
 use crate::wire::FeedPage;
 use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 

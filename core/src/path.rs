@@ -4,12 +4,14 @@
 //! hold one, and by walking the chain one `get_entry` at a time otherwise — the walk is also the
 //! test oracle of the index. Dangling parents and cycles are storage errors either way.
 
+use alloc::collections::BTreeSet;
+use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::error::{Result, StoreError};
 use crate::path_index::{EntryClass, EntryClasses};
 use crate::record::SessionState;
-use crate::store::Store;
 use crate::wire::SessionEntry;
 
 /// Where an entry is on a path.
@@ -31,23 +33,39 @@ pub struct PathSelect {
     pub limit: usize,
 }
 
-/// The path root → `leaf`, oldest first, walked one `get_entry` per step.
-pub fn walk<S: Store + ?Sized>(
-    store: &S,
+/// The path root → `leaf`, oldest first, walked one `get` (an entry of the session by id) per
+/// step; a dangling parent or a cycle is a storage error naming `session_id`.
+pub fn walk(
     session_id: &str,
     leaf: &str,
+    mut get: impl FnMut(&str) -> Result<Option<SessionEntry>, StoreError>,
 ) -> Result<Vec<SessionEntry>, StoreError> {
-    crate::transaction::walk_parents(session_id, leaf, |id| store.get_entry(session_id, id))
+    let mut path = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut next = Some(String::from(leaf));
+    while let Some(id) = next.take() {
+        let broken = |what: String| {
+            StoreError::Corrupt(format!("broken parent chain in session {session_id}: {what}"))
+        };
+        if !seen.insert(id.clone()) {
+            return Err(broken(format!("cycle at entry {id}")));
+        }
+        let entry = get(&id)?.ok_or_else(|| broken(format!("entry {id} is missing")))?;
+        next = entry.parent_id().map(String::from);
+        path.push(entry);
+    }
+    path.reverse();
+    Ok(path)
 }
 
-/// [`Store::path_locate`] by walking the path.
-pub fn walked_locate<S: Store + ?Sized>(
-    store: &S,
+/// [`Store::path_locate`](crate::store::Store::path_locate) by walking the path ([`walk`]).
+pub fn walked_locate(
     session_id: &str,
     leaf: &str,
     entry_id: Option<&str>,
+    get: impl FnMut(&str) -> Result<Option<SessionEntry>, StoreError>,
 ) -> Result<PathSpot, StoreError> {
-    let path = walk(store, session_id, leaf)?;
+    let path = walk(session_id, leaf, get)?;
     let at = entry_id.and_then(|id| {
         let at = path.iter().position(|e| e.id() == id)?;
         Some((at, EntryClass::of(&path[at])))
@@ -55,14 +73,14 @@ pub fn walked_locate<S: Store + ?Sized>(
     Ok(PathSpot { len: path.len(), at })
 }
 
-/// [`Store::path_select`] by walking the path.
-pub fn walked_select<S: Store + ?Sized>(
-    store: &S,
+/// [`Store::path_select`](crate::store::Store::path_select) by walking the path ([`walk`]).
+pub fn walked_select(
     session_id: &str,
     leaf: &str,
     query: &PathSelect,
+    get: impl FnMut(&str) -> Result<Option<SessionEntry>, StoreError>,
 ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
-    let path = walk(store, session_id, leaf)?;
+    let path = walk(session_id, leaf, get)?;
     let keep = |(_, e): &(usize, SessionEntry)| query.classes.contains(EntryClass::of(e));
     let mut found: Vec<(usize, SessionEntry)> = if query.backward {
         let end = query.from.min(path.len());

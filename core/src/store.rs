@@ -1,14 +1,17 @@
 //! The storage boundary: a dumb, atomic store whose operations line up with the seed's
-//! `session::store::*` protocol (contract §5.1, §5.7), plus the `ChangeSet` a mutation hands to
-//! it and the shared logic that turns a change set into log records.
+//! `session::store::*` protocol (contract §5.1, §5.7); one transaction per call
+//! ([`Store::transact`]: load → decide over a [`SessionView`] → apply, under the backend's own
+//! lock); the `ChangeSet` a mutation hands to it and the shared logic that turns a change set into
+//! log records.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::error::StoreError;
+use crate::error::{SessionError, StoreError};
 use crate::feed::PendingChange;
 use crate::meta_order::ListQuery;
 use crate::path::{PathSelect, PathSpot};
+use crate::path_index::EntryClasses;
 use crate::record::{CommitOutcome, LoggedChange, Record, SessionState};
 use crate::wire::{AttachmentMeta, Change, FeedPage, MessageDelta, SessionEntry, SessionMeta};
 
@@ -132,7 +135,7 @@ pub trait Store {
         leaf: &str,
         entry_id: Option<&str>,
     ) -> Result<PathSpot, StoreError> {
-        crate::path::walked_locate(self, session_id, leaf, entry_id)
+        crate::path::walked_locate(session_id, leaf, entry_id, |id| self.get_entry(session_id, id))
     }
     /// A window of the path root → `leaf` ([`PathSelect`]).
     fn path_select(
@@ -141,28 +144,98 @@ pub trait Store {
         leaf: &str,
         query: &PathSelect,
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
-        crate::path::walked_select(self, session_id, leaf, query)
+        crate::path::walked_select(session_id, leaf, query, |id| self.get_entry(session_id, id))
     }
     /// Runs one mutation of `session_id` as one transaction: loads the session under this
     /// backend's own lock, hands `decide` a view of it ([`SessionView`]) and applies the change
     /// set it returns in the same transaction; `None` when it decided to write nothing. The
     /// change set may name another session (a fork writes a new one): it is applied as
-    /// [`Store::apply`] would. The default decides over this store's own reads and is right only
-    /// where the caller holds the session's lock ([`transact_under_callers_lock`]); backends
-    /// that other processes write to override it.
-    ///
-    /// [`SessionView`]: crate::transaction::SessionView
-    /// [`transact_under_callers_lock`]: crate::transaction::transact_under_callers_lock
+    /// [`Store::apply`] would, after this transaction. The default decides over this store's
+    /// own reads ([`StoreView`]) and is right only where the caller holds the session's lock (the
+    /// worker's per-session lock over the fs store's fast paths, a bridge whose main applies
+    /// atomically); backends that other threads or processes write to override it.
     fn transact(
         &self,
         session_id: &str,
-        decide: crate::transaction::Decide<'_>,
-    ) -> Result<Option<Applied>, crate::error::SessionError> {
-        crate::transaction::transact_under_callers_lock(self, session_id, decide)
+        decide: Decide<'_>,
+    ) -> Result<Option<Applied>, SessionError> {
+        let changes = decide(&StoreView { store: self, session_id })?;
+        match changes {
+            Some(changes) => Ok(Some(self.apply(&changes)?)),
+            None => Ok(None),
+        }
     }
     /// One ordered, filtered page of metas ([`ListQuery`]).
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         Ok(crate::meta_order::sorted_page(self.list_metas()?, query))
+    }
+}
+
+/// One session as a mutation sees it while it decides, inside its backend's transaction
+/// ([`Store::transact`]): the decision gets this, never a store, so it cannot apply anything,
+/// read another session or read outside the transaction — no decision is taken on state another
+/// writer can change before the apply.
+pub trait SessionView {
+    /// The session the transaction holds.
+    fn session_id(&self) -> &str;
+    fn meta(&self) -> Result<Option<SessionMeta>, StoreError>;
+    fn entry(&self, entry_id: &str) -> Result<Option<SessionEntry>, StoreError>;
+    fn entries(&self) -> Result<Vec<SessionEntry>, StoreError>;
+    fn active_leaf(&self) -> Result<Option<String>, StoreError>;
+    fn attachment(
+        &self,
+        attachment_id: &str,
+    ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError>;
+    fn attachment_meta(&self, attachment_id: &str) -> Result<Option<AttachmentMeta>, StoreError>;
+    /// The path root → `leaf`, oldest first; a broken chain is a storage error. By default
+    /// walked one [`SessionView::entry`] at a time.
+    fn path_to(&self, leaf: &str) -> Result<Vec<SessionEntry>, StoreError> {
+        crate::path::walk(self.session_id(), leaf, |id| self.entry(id))
+    }
+}
+
+/// What a mutation decided inside a transaction: the change set to apply in it, if any.
+pub type Decision = Result<Option<ChangeSet>, SessionError>;
+
+/// The decision a backend runs inside its transaction ([`Store::transact`]).
+pub type Decide<'a> = &'a mut dyn FnMut(&dyn SessionView) -> Decision;
+
+/// The whole path root → `leaf` as one [`PathSelect`] window.
+pub const WHOLE_PATH: PathSelect =
+    PathSelect { classes: EntryClasses::ALL, from: 0, backward: false, limit: usize::MAX };
+
+/// A store's reads of one session as a [`SessionView`] (the default [`Store::transact`]).
+#[derive(Debug)]
+pub struct StoreView<'a, S: Store + ?Sized> {
+    pub store: &'a S,
+    pub session_id: &'a str,
+}
+
+impl<S: Store + ?Sized> SessionView for StoreView<'_, S> {
+    fn session_id(&self) -> &str {
+        self.session_id
+    }
+    fn meta(&self) -> Result<Option<SessionMeta>, StoreError> {
+        self.store.get_meta(self.session_id)
+    }
+    fn entry(&self, entry_id: &str) -> Result<Option<SessionEntry>, StoreError> {
+        self.store.get_entry(self.session_id, entry_id)
+    }
+    fn entries(&self) -> Result<Vec<SessionEntry>, StoreError> {
+        self.store.list_entries(self.session_id)
+    }
+    fn active_leaf(&self) -> Result<Option<String>, StoreError> {
+        self.store.get_active_leaf(self.session_id)
+    }
+    fn attachment(&self, id: &str) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
+        self.store.get_attachment(self.session_id, id)
+    }
+    fn attachment_meta(&self, id: &str) -> Result<Option<AttachmentMeta>, StoreError> {
+        self.store.get_attachment_meta(self.session_id, id)
+    }
+    fn path_to(&self, leaf: &str) -> Result<Vec<SessionEntry>, StoreError> {
+        let path = self.store.path_select(self.session_id, leaf, &WHOLE_PATH)?;
+        Ok(path.into_iter().map(|(_, entry)| entry).collect())
     }
 }
 

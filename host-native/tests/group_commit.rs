@@ -115,7 +115,8 @@ fn text_of(v: &Value) -> String {
 fn path_on_disk(dir: &std::path::Path) -> Vec<String> {
     let store = FsStore::open(FsConfig::new(dir).sync(SyncMode::Never)).expect("reopen");
     let leaf = store.get_active_leaf("s").expect("leaf").expect("a leaf");
-    let path = session_core::path::walk(&store, "s", &leaf).expect("one chain");
+    let path =
+        session_core::path::walk("s", &leaf, |id| store.get_entry("s", id)).expect("one chain");
     path.iter()
         .filter_map(|e| serde_json::to_value(e).ok())
         .map(|e| text_of(&e))

@@ -61,14 +61,14 @@ fn path_reads_agree(
     ids: &[String],
     probe: Probe,
 ) -> Result<(), String> {
-    let walked = walked_locate(store, sid, leaf, None);
+    let walked = walked_locate(sid, leaf, None, |id| store.get_entry(sid, id));
     let indexed = store.path_locate(sid, leaf, None);
     if !same_outcome(&walked, &indexed) {
         return Err(format!("path_locate({sid}, {leaf}): walk {walked:?}, index {indexed:?}"));
     }
     let Ok(spot) = walked else { return Ok(()) };
     for id in ids.iter().map(String::as_str).chain(["no-such-entry"]) {
-        let walked = walked_locate(store, sid, leaf, Some(id)).map(|s| s.at);
+        let walked = walked_locate(sid, leaf, Some(id), |e| store.get_entry(sid, e)).map(|s| s.at);
         let indexed = store.path_locate(sid, leaf, Some(id)).map(|s| s.at);
         if !same_outcome(&walked, &indexed) {
             return Err(format!("locate {id} on {sid}/{leaf}: walk {walked:?}, index {indexed:?}"));
@@ -84,7 +84,7 @@ fn path_reads_agree(
             for backward in [false, true] {
                 for limit in [0, 1, 2, spot.len + 1] {
                     let q = PathSelect { classes, from, backward, limit };
-                    let walked = walked_select(store, sid, leaf, &q);
+                    let walked = walked_select(sid, leaf, &q, |id| store.get_entry(sid, id));
                     let indexed = store.path_select(sid, leaf, &q);
                     if !same_outcome(&walked, &indexed) {
                         return Err(format!(

@@ -11,8 +11,8 @@ use crate::env::Env;
 use crate::error::{Result, SessionError};
 use crate::events::Emitted;
 use crate::feed::PendingChange;
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{AppendRequest, AppendResponse, SessionEntry};
 
 pub use crate::events::message_added;

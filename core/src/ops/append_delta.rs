@@ -11,8 +11,8 @@ use crate::error::{Result, SessionError};
 use crate::events::{Emitted, SessionEvent};
 use crate::feed::PendingChange;
 use crate::record::{add_delta, delta_block_index};
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{
     AppendDeltaRequest, AppendDeltaResponse, MessageDelta, MessageUpdatedEvent, SessionEntry,
 };

@@ -10,8 +10,8 @@ use super::{require_meta, Plan};
 use crate::env::Env;
 use crate::error::{ErrorCode, Result, SessionError};
 use crate::events::Emitted;
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{AppendManyRequest, AppendManyResponse, SessionEntry};
 
 pub fn decide(

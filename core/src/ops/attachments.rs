@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 use super::{require_meta, stored_meta, Finish, Outcome, Plan};
 use crate::env::Env;
 use crate::error::{ErrorCode, Result, SessionError};
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Store, Write};
-use crate::transaction::SessionView;
 use crate::wire::{
     visit_attachment_ids, AttachmentMeta, ContentBlock, DeleteAttachmentRequest,
     DeleteAttachmentResponse, GetAttachmentRequest, GetAttachmentResponse, ListAttachmentsRequest,

@@ -7,8 +7,8 @@ use super::Plan;
 use crate::env::Env;
 use crate::error::Result;
 use crate::events::{Emitted, SessionEvent};
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{DeleteRequest, DeleteResponse, DeletedEvent};
 
 pub fn decide(

@@ -6,8 +6,8 @@ use super::create::{created_event, new_meta, NewSession};
 use super::Plan;
 use crate::env::Env;
 use crate::error::{Result, SessionError};
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{EnsureRequest, EnsureResponse};
 
 pub fn decide(

@@ -12,8 +12,8 @@ use super::create::{created_event, new_meta, NewSession};
 use super::{require_entry, require_meta, Plan};
 use crate::env::Env;
 use crate::error::Result;
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{visit_attachment_ids, ForkRequest, ForkResponse, SessionEntry};
 
 /// Rewrites `value` (a string entry id) to its copy's id when it names a copied entry.

@@ -12,7 +12,7 @@ use crate::error::{Result, SessionError};
 use crate::events::Emitted;
 use crate::feed::PendingChange;
 use crate::store::{Applied, ChangeSet, Store, Write};
-use crate::transaction::{SessionView, StoreView};
+use crate::store::{SessionView, StoreView};
 use crate::wire::{Change, SessionEntry, SessionMeta};
 
 pub mod append;

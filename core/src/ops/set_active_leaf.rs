@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 
 use super::{require_entry, require_meta, Plan};
 use crate::error::Result;
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{SetActiveLeafRequest, SetActiveLeafResponse};
 
 pub fn decide(

@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 
 use super::{require_meta, Plan};
 use crate::error::{Result, SessionError};
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{AttachmentMeta, SetDraftRequest, SetDraftResponse};
 
 pub fn decide(view: &dyn SessionView, req: SetDraftRequest) -> Result<Plan<SetDraftResponse>> {

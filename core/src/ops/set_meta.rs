@@ -6,8 +6,8 @@ use super::{require_meta, Plan};
 use crate::env::Env;
 use crate::error::Result;
 use crate::events::{Emitted, SessionEvent};
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{MetaUpdatedEvent, SetMetaRequest, SetMetaResponse};
 
 pub fn decide(

@@ -8,8 +8,8 @@ use super::{require_entry, require_meta, Plan};
 use crate::env::Env;
 use crate::error::{ErrorCode, Result, SessionError};
 use crate::events::{Emitted, SessionEvent};
+use crate::store::SessionView;
 use crate::store::{ChangeSet, Write};
-use crate::transaction::SessionView;
 use crate::wire::{
     AgentMessage, MessageUpdatedEvent, SessionEntry, SessionMeta, UpdateMessageRequest,
     UpdateMessageResponse,

@@ -322,7 +322,9 @@ impl Store for BridgeStore {
         };
         match self.extension::<PathLocate>(request, WALKS)? {
             Some(spot) => Ok(spot.into()),
-            None => path::walked_locate(self, session_id, leaf, entry_id),
+            None => {
+                path::walked_locate(session_id, leaf, entry_id, |id| self.get_entry(session_id, id))
+            }
         }
     }
 
@@ -337,7 +339,9 @@ impl Store for BridgeStore {
         let request = || StorePathSelectRequest::new(session_id, leaf, query);
         match self.extension::<PathSelect>(request, WALKS)? {
             Some(window) => Ok(window.into()),
-            None => path::walked_select(self, session_id, leaf, query),
+            None => {
+                path::walked_select(session_id, leaf, query, |id| self.get_entry(session_id, id))
+            }
         }
     }
 

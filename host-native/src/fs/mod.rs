@@ -788,7 +788,7 @@ impl Store for FsStore {
     fn transact(
         &self,
         session_id: &str,
-        decide: session_core::transaction::Decide<'_>,
+        decide: session_core::store::Decide<'_>,
     ) -> Result<Option<Applied>, session_core::SessionError> {
         self.transact_in_slot(session_id, decide)?
     }

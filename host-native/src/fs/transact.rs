@@ -7,9 +7,7 @@
 
 use std::path::Path;
 
-use session_core::path::PathSelect;
-use session_core::path_index::EntryClasses;
-use session_core::transaction::{Decide, SessionView};
+use session_core::store::{Decide, SessionView, WHOLE_PATH};
 use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
 use session_core::{Applied, SessionError, Store, StoreError};
 
@@ -86,9 +84,7 @@ impl SessionView for SlotView<'_> {
         self.fs.attachments.get_meta(self.sid, id)
     }
     fn path_to(&self, leaf: &str) -> Result<Vec<SessionEntry>, StoreError> {
-        let whole =
-            PathSelect { classes: EntryClasses::ALL, from: 0, backward: false, limit: usize::MAX };
-        let path = self.loaded.path_select(self.path, self.sid, leaf, &whole)?;
+        let path = self.loaded.path_select(self.path, self.sid, leaf, &WHOLE_PATH)?;
         Ok(path.into_iter().map(|(_, entry)| entry).collect())
     }
 }

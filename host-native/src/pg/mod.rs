@@ -233,7 +233,7 @@ impl Store for PgStore {
     fn transact(
         &self,
         sid: &str,
-        decide: session_core::transaction::Decide<'_>,
+        decide: session_core::store::Decide<'_>,
     ) -> Result<Option<Applied>, session_core::SessionError> {
         self.transact_in_db(sid, decide)?
     }

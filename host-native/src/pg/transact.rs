@@ -6,8 +6,9 @@
 //! the row lock from the first round trip to the commit, so no decision is taken on state it
 //! could change before the apply.
 
+use session_core::state_view::{FoundAttachment, StateView};
+use session_core::store::Decide;
 use session_core::store::{Applied, ChangeSet};
-use session_core::transaction::{Decide, FoundAttachment, StateView};
 use session_core::{SessionError, StoreError};
 
 use super::apply::{apply_and_commit, begin_locked, rollback};
