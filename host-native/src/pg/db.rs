@@ -118,13 +118,22 @@ impl Db {
         })
     }
 
-    /// A pooled connection held by the caller across several jobs ([`Db::run_on`]): one database
-    /// transaction that spans a decision taken between its statements (`transact.rs`).
-    pub fn hold(&self) -> Result<Held, StoreError> {
+    /// A pooled connection the caller then holds across several jobs ([`Db::run_on`]: one
+    /// database transaction that spans a decision taken between its statements, `transact.rs`),
+    /// and the answer of `job`, the first of them, run on it in the same hand-off. `Err` when no
+    /// connection could be had.
+    pub fn hold<T, F, Fut>(&self, job: F) -> Result<(Held, Result<T, StoreError>), StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Held) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, StoreError>> + Send,
+    {
         let pool = self.pool.clone();
-        self.wait_for(
-            async move { pool.get().await.map(Arc::new).map_err(|e| db_error("connect", &e)) },
-        )
+        self.wait_for(async move {
+            let client = Arc::new(pool.get().await.map_err(|e| db_error("connect", &e))?);
+            let answer = job(client.clone()).await;
+            Ok((client, answer))
+        })
     }
 
     /// Runs `job` on the held connection `client`, as [`Db::run`] does on a pooled one.

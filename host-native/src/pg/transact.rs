@@ -27,13 +27,12 @@ impl PgStore {
     ) -> Result<Result<Option<Applied>, SessionError>, StoreError> {
         let slot = self.cache.slot(sid);
         let mut guard = lock(&slot);
-        let client = self.db.hold()?;
         let (sql, id) = (self.sql.clone(), sid.to_string());
         let cached = guard.take();
-        let begun = self.db.run_on(&client, move |client| async move {
+        let (client, begun) = self.db.hold(move |client| async move {
             let mut cached = cached;
             begin_locked(&*client, &sql, &id, &mut cached).await.map(|()| cached)
-        });
+        })?;
         let replayed = match begun {
             Ok(Some(replayed)) => replayed,
             Ok(None) => {
