@@ -217,14 +217,22 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-fn encode<R: Serialize>(outcome: Outcome<R>) -> Result<Outcome<Value>> {
-    let response = serde_json::to_value(&outcome.response).map_err(encoding_failed)?;
-    Ok(Outcome { response, events: outcome.events })
+/// A row's outcome as the wire answer, typed by the row's response type `R`: a typed outcome is
+/// encoded here, one the operation already encoded ([`ops::Encoded`]) passes through.
+trait IntoWire<R> {
+    fn into_wire(self) -> Result<Outcome<Value>>;
 }
 
-/// The error of a response that does not encode (written once, not in every operation's arm).
-fn encoding_failed(e: serde_json::Error) -> SessionError {
-    SessionError::storage(format!("response encoding failed: {e}"))
+impl<R: Serialize> IntoWire<R> for Outcome<R> {
+    fn into_wire(self) -> Result<Outcome<Value>> {
+        ops::encode(self)
+    }
+}
+
+impl<R> IntoWire<R> for ops::Encoded<R> {
+    fn into_wire(self) -> Result<Outcome<Value>> {
+        Ok(self.0)
+    }
 }
 
 fn host_only<R>(id: &str) -> Result<Outcome<R>> {
@@ -260,8 +268,8 @@ macro_rules! run {
             let budget = crate::limits::request_budget(Effects::$effects, &$env.limits);
             let $r: $Req = decode_request_within($payload, budget)?;
             let ($s, $e) = ($store, $env);
-            let outcome: Outcome<$Resp> = $body?;
-            encode(outcome)
+            let outcome = $body?;
+            IntoWire::<$Resp>::into_wire(outcome)
         })()
     };
 }
@@ -324,10 +332,10 @@ seed {
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::ensure::decide(v, e, r)) };
     "session::get", Read / READ, GetRequest => Option<GetResponse>,
         "Read one session's metadata (null when unknown).",
-        |s, e, r| ops::get::decide(s, r)?.execute(s, e);
+        |s, e, r| ops::get::decide(s, r).map(Outcome::silent);
     "session::list", Read / READ, ListRequest => ListResponse,
         "List sessions with pagination, ordering, and status/metadata filters.",
-        |s, e, r| ops::list::decide(s, e, r)?.execute(s, e);
+        |s, e, r| ops::list::decide(s, e, r).map(Outcome::silent);
     "session::set-meta", Mutation / WRITE, SetMetaRequest => SetMetaResponse,
         "Update a session's title/description/metadata; fires session::meta-updated.",
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::set_meta::decide(v, e, r)) };
@@ -351,16 +359,16 @@ seed {
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::update_message::decide(v, e, r)) };
     "session::get-message", Read / READ, GetMessageRequest => Option<GetMessageResponse>,
         "Read a single entry by id (null when unknown).",
-        |s, e, r| ops::get_message::decide(s, r)?.execute(s, e);
+        |s, e, r| ops::get_message::decide(s, r).map(Outcome::silent);
     "session::messages", Read / READ, MessagesRequest => MessagesResponse,
         "Load the active path as messages with entry ids, oldest first; pagination and role filtering.",
-        |s, e, r| ops::messages::decide(s, e, r)?.execute(s, e);
+        |s, e, r| ops::messages::decide(s, e, r).map(Outcome::silent);
     "session::messages-range", Read / READ, MessagesRangeRequest => MessagesRangeResponse,
         "Full entries for a span (from/to) or list (entry_ids) of the active path — how a reader fetches the calls a collapsed run left out.",
-        |s, e, r| ops::messages_range::decide(s, e, r)?.execute(s, e);
+        |s, e, r| ops::messages_range::decide(s, e, r).map(Outcome::silent);
     "session::messages-tail", Read / READ, MessagesTailRequest => MessagesTailResponse,
         "Newest page of the active path, walking backwards in block-aligned pages (a tool run never splits) with activity runs collapsed to placeholders; the reader a chat UI opens a session with.",
-        |s, e, r| ops::messages_tail::decide(s, e, r)?.execute(s, e);
+        |s, e, r| ops::messages_tail::decide(s, e, r).map(Outcome::silent);
     "session::fork", Mutation / WRITE, ForkRequest => ForkResponse,
         "Copy history up to an entry into a new session (copy-on-fork); fires session::created.",
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::fork::decide(v, e, r)) };
@@ -372,10 +380,10 @@ seed {
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::attachments::put(v, e, r)) };
     "session::get-attachment", Read / READ_FILES, GetAttachmentRequest => Option<GetAttachmentResponse>,
         "Read one stored attachment's metadata and bytes (null when unknown).",
-        |s, e, r| ops::attachments::get(s, r)?.execute(s, e);
+        |s, e, r| ops::attachments::get(s, r).map(Outcome::silent);
     "session::list-attachments", Read / READ_FILES, ListAttachmentsRequest => ListAttachmentsResponse,
         "List the metadata of every attachment stored for a session.",
-        |s, e, r| ops::attachments::list(s, r)?.execute(s, e);
+        |s, e, r| ops::attachments::list(s, r).map(Outcome::silent);
     "session::delete-attachment", Mutation / WRITE_FILES, DeleteAttachmentRequest => DeleteAttachmentResponse,
         "Delete one stored attachment no transcript entry references (e.g. a chip removed from the composer); also drops it from the draft. Event-silent.",
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::attachments::delete(v, r)) };
@@ -449,7 +457,7 @@ extensions {
         |s, e, r| sp::changes(s, r).map(Outcome::silent);
     "session::changes", Read / READ, ChangesRequest => ChangesResponse,
         "A session's change feed after a seq, in seq order: every event its mutations fired, each with the session's next seq (no gaps, never reused). truncated: true means the changes after after_seq are no longer kept; reload and resume at latest_seq.",
-        |s, e, r| ops::changes::decide(s, e, r)?.execute(s, e);
+        |s, e, r| ops::changes::decide(s, e, r).map(Outcome::silent);
     "session::append-delta", Mutation / WRITE, AppendDeltaRequest => AppendDeltaResponse,
         "Append streamed text (or thinking) to a message's last text (thinking) block in O(delta); fires session::message-updated with the full message and records a compact session::message-delta change.",
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::append_delta::decide(v, e, r)) };

@@ -4,12 +4,10 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::error::{SessionError, StoreError};
+use crate::error::StoreError;
 use crate::meta_order::{ListQuery, MetaOrder};
 use crate::path::{PathSelect, PathSpot};
 use crate::record::SessionState;
-use crate::state_view::StateView;
-use crate::store::Decide;
 use crate::store::{plan_session_writes, Applied, ChangeSet, Store, Write};
 use crate::wire::FeedPage;
 use crate::wire::{AttachmentMeta, SessionEntry, SessionMeta};
@@ -199,22 +197,31 @@ impl Store for MemStore {
     }
 
     /// Decides and applies under the store's one lock: no other call reads or writes between.
+    /// Where no second thread can exist (without `std`; wasm without threads: the browser build)
+    /// the default serves, one call at a time by construction, and the bundle stays smaller.
+    #[cfg(all(feature = "std", any(not(target_family = "wasm"), target_feature = "atomics")))]
     fn transact(
         &self,
         session_id: &str,
-        decide: Decide<'_>,
-    ) -> Result<Option<Applied>, SessionError> {
+        decide: crate::store::Decide<'_>,
+    ) -> Result<Option<Applied>, crate::error::SessionError> {
         self.write(|inner| {
             let changes = {
                 let empty = SessionState::default();
-                let attachment = |id: &str, _bytes: bool| {
+                let attachment = |id: &str, bytes: bool| {
                     let found = inner.attachments.get(session_id).and_then(|all| {
-                        find(all, id).ok().map(|at| (all[at].0.clone(), Some(all[at].1.clone())))
+                        find(all, id)
+                            .ok()
+                            .map(|at| (all[at].0.clone(), bytes.then(|| all[at].1.clone())))
                     });
                     Ok(found)
                 };
                 let state = inner.state(session_id).unwrap_or(&empty);
-                decide(&StateView { session_id, state, attachments: &attachment })?
+                decide(&crate::state_view::StateView {
+                    session_id,
+                    state,
+                    attachments: &attachment,
+                })?
             };
             match changes {
                 Some(changes) => Ok(Some(inner.apply(&changes)?)),

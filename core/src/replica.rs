@@ -468,7 +468,7 @@ mod tests {
             &env,
             ChangesRequest { session_id: "s".into(), after_seq: None, limit: None },
         )
-        .and_then(|p| p.execute(store, &env))
+        .map(crate::Outcome::silent)
         .expect("page")
         .response;
         let mut replica = Replica::new("s");
@@ -509,7 +509,7 @@ mod tests {
                     after_seq: Some(after_seq),
                     limit: Some(2),
                 };
-                ops::changes::decide(store, env, req)?.execute(store, env).map(|o| o.response)
+                ops::changes::decide(store, env, req)
             },
             |seq| {
                 let state = store.session_state(sid);

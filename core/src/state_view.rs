@@ -3,6 +3,7 @@
 //!
 //! [`Store::transact`]: crate::store::Store::transact
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::error::StoreError;

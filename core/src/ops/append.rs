@@ -1,7 +1,6 @@
 //! `session::append`: add one entry (idempotent on `entry_id`) through the store's authoritative
 //! commit; fires `session::message-added` only when the commit happened.
 
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -76,7 +75,7 @@ pub fn decide(
     let changes = ChangeSet::new(sid.clone())
         .with(Write::CommitAppend { entry, parent_explicit })
         .with(env.feed_write(alloc::vec![PendingChange::CommittedAppend]));
-    let finish = Finish::AfterApply(Box::new(move |applied| {
+    let finish = Finish::after_apply(move |applied| {
         let commit = applied
             .commit
             .ok_or_else(|| SessionError::storage("store did not report the append commit"))?;
@@ -92,6 +91,6 @@ pub fn decide(
             Vec::new()
         };
         Ok(Outcome { response, events })
-    }));
+    });
     Ok(Plan { changes: Some(changes), finish })
 }

@@ -35,7 +35,7 @@ pub fn decide(
     let (mut meta, mut entry) = match open_message(view, &req.entry_id, req.expected_revision)? {
         Opened::Message { meta, entry } => (meta, entry),
         Opened::Stale { revision } => {
-            return Ok(Plan::read(AppendDeltaResponse { updated: false, revision }))
+            return Ok(Plan::no_write(AppendDeltaResponse { updated: false, revision }))
         }
     };
     let SessionEntry::Message { message, revision, .. } = &mut entry else {

@@ -77,10 +77,7 @@ pub fn put(
     Ok(Plan::write(changes, PutAttachmentResponse { attachment: meta, block }, Vec::new()))
 }
 
-pub fn get(
-    store: &dyn Store,
-    req: GetAttachmentRequest,
-) -> Result<Plan<Option<GetAttachmentResponse>>> {
+pub fn get(store: &dyn Store, req: GetAttachmentRequest) -> Result<Option<GetAttachmentResponse>> {
     let response = if req.include_data.unwrap_or(true) {
         store.get_attachment(&req.session_id, &req.attachment_id)?.map(|(attachment, bytes)| {
             GetAttachmentResponse { attachment, data: Some(STANDARD.encode(bytes)) }
@@ -90,7 +87,7 @@ pub fn get(
             .get_attachment_meta(&req.session_id, &req.attachment_id)?
             .map(|attachment| GetAttachmentResponse { attachment, data: None })
     };
-    Ok(Plan::read(response))
+    Ok(response)
 }
 
 /// Every attachment of a session, sorted by `(created_at, attachment_id)`.
@@ -102,14 +99,9 @@ pub fn sorted_attachments(store: &dyn Store, session_id: &str) -> Result<Vec<Att
     Ok(attachments)
 }
 
-pub fn list(
-    store: &dyn Store,
-    req: ListAttachmentsRequest,
-) -> Result<Plan<ListAttachmentsResponse>> {
+pub fn list(store: &dyn Store, req: ListAttachmentsRequest) -> Result<ListAttachmentsResponse> {
     stored_meta(store, &req.session_id)?;
-    Ok(Plan::read(ListAttachmentsResponse {
-        attachments: sorted_attachments(store, &req.session_id)?,
-    }))
+    Ok(ListAttachmentsResponse { attachments: sorted_attachments(store, &req.session_id)? })
 }
 
 pub fn delete(
@@ -140,9 +132,9 @@ pub fn delete(
             changes.push(Write::PutMeta(meta));
         }
     }
-    let finish = Finish::AfterApply(alloc::boxed::Box::new(|applied: crate::store::Applied| {
+    let finish = Finish::after_apply(|applied: crate::store::Applied| {
         let deleted = applied.attachments_deleted.first().copied().unwrap_or(false);
         Ok(Outcome::silent(DeleteAttachmentResponse { deleted }))
-    }));
+    });
     Ok(Plan { changes: Some(changes), finish })
 }

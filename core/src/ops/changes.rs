@@ -1,18 +1,13 @@
 //! `session::changes` (extension): one page of a session's change feed after a seq — how a
 //! replica that missed deliveries catches up (or learns it must reload: `truncated`).
 
-use super::Plan;
 use crate::env::Env;
 use crate::error::Result;
 use crate::store::Store;
 use crate::wire::{ChangesRequest, ChangesResponse};
 
-pub fn decide(
-    store: &dyn Store,
-    env: &Env<'_>,
-    req: ChangesRequest,
-) -> Result<Plan<ChangesResponse>> {
-    page(store, env, req).map(Plan::read)
+pub fn decide(store: &dyn Store, env: &Env<'_>, req: ChangesRequest) -> Result<ChangesResponse> {
+    page(store, env, req)
 }
 
 /// The page itself: `session::changes` is a read, so its plan is just this response (what a

@@ -17,7 +17,7 @@ pub fn decide(
     req: DeleteRequest,
 ) -> Result<Plan<DeleteResponse>> {
     let Some(meta) = view.meta()? else {
-        return Ok(Plan::read(DeleteResponse { deleted: false }));
+        return Ok(Plan::no_write(DeleteResponse { deleted: false }));
     };
     let event = SessionEvent::Deleted(DeletedEvent {
         session_id: req.session_id.clone(),

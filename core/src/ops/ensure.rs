@@ -19,7 +19,11 @@ pub fn decide(
         return Err(SessionError::invalid_request("session_id must not be empty"));
     }
     if let Some(meta) = view.meta()? {
-        return Ok(Plan::read(EnsureResponse { session_id: req.session_id, meta, created: false }));
+        return Ok(Plan::no_write(EnsureResponse {
+            session_id: req.session_id,
+            meta,
+            created: false,
+        }));
     }
     let fields = NewSession {
         title: req.title,

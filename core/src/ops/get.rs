@@ -1,10 +1,9 @@
 //! `session::get`: one session's meta, `null` when unknown.
 
-use super::Plan;
 use crate::error::Result;
 use crate::store::Store;
 use crate::wire::{GetRequest, GetResponse};
 
-pub fn decide(store: &dyn Store, req: GetRequest) -> Result<Plan<Option<GetResponse>>> {
-    Ok(Plan::read(store.get_meta(&req.session_id)?.map(|meta| GetResponse { meta })))
+pub fn decide(store: &dyn Store, req: GetRequest) -> Result<Option<GetResponse>> {
+    Ok(store.get_meta(&req.session_id)?.map(|meta| GetResponse { meta }))
 }

@@ -3,7 +3,6 @@
 
 use alloc::string::String;
 
-use super::Plan;
 use crate::cursor::{self, ListCursor};
 use crate::env::Env;
 use crate::error::Result;
@@ -11,7 +10,7 @@ use crate::meta_order::{sort_key, ListFilter, ListQuery};
 use crate::store::Store;
 use crate::wire::{ListRequest, ListResponse};
 
-pub fn decide(store: &dyn Store, env: &Env<'_>, req: ListRequest) -> Result<Plan<ListResponse>> {
+pub fn decide(store: &dyn Store, env: &Env<'_>, req: ListRequest) -> Result<ListResponse> {
     let order = req.order.unwrap_or_default();
     let after = req.cursor.as_deref().map(|c| ListCursor::decode_for(c, order)).transpose()?;
     let filter = ListFilter {
@@ -37,5 +36,5 @@ pub fn decide(store: &dyn Store, env: &Env<'_>, req: ListRequest) -> Result<Plan
             id: last.session_id.clone(),
         })
     });
-    Ok(Plan::read(ListResponse { sessions, next_cursor }))
+    Ok(ListResponse { sessions, next_cursor })
 }

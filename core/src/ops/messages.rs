@@ -6,7 +6,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{stored_entry, stored_meta, Plan};
+use super::{stored_entry, stored_meta};
 use crate::cursor::{self, EntryCursor};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
@@ -16,11 +16,7 @@ use crate::store::Store;
 use crate::view;
 use crate::wire::{MessagesRequest, MessagesResponse};
 
-pub fn decide(
-    store: &dyn Store,
-    env: &Env<'_>,
-    req: MessagesRequest,
-) -> Result<Plan<MessagesResponse>> {
+pub fn decide(store: &dyn Store, env: &Env<'_>, req: MessagesRequest) -> Result<MessagesResponse> {
     let sid = &req.session_id;
     stored_meta(store, sid)?;
     let leaf = match &req.from_entry_id {
@@ -28,7 +24,7 @@ pub fn decide(
         None => store.get_active_leaf(sid)?,
     };
     let Some(leaf) = leaf else {
-        return Ok(Plan::read(MessagesResponse { messages: Vec::new(), next_cursor: None }));
+        return Ok(MessagesResponse { messages: Vec::new(), next_cursor: None });
     };
     let classes =
         EntryClasses::for_messages(req.roles.as_deref(), req.include_custom.unwrap_or(false));
@@ -55,7 +51,7 @@ pub fn decide(
         more.then(|| cursor::encode(&EntryCursor { id: String::from(page[limit - 1].1.id()) }));
     let include_images = req.include_image_data.unwrap_or(true);
     let messages = page.iter().map(|(_, e)| view::message_item(e, include_images)).collect();
-    Ok(Plan::read(MessagesResponse { messages, next_cursor }))
+    Ok(MessagesResponse { messages, next_cursor })
 }
 
 /// A cursor or watermark entry that is not on the (filtered) path read.

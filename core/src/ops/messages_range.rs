@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::messages::not_on_path;
-use super::{stored_meta, Plan};
+use super::stored_meta;
 use crate::cursor::{self, EntryCursor};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
@@ -54,7 +54,7 @@ pub fn decide(
     store: &dyn Store,
     env: &Env<'_>,
     req: MessagesRangeRequest,
-) -> Result<Plan<MessagesRangeResponse>> {
+) -> Result<MessagesRangeResponse> {
     let sid = &req.session_id;
     stored_meta(store, sid)?;
     let path = ActivePath { store, sid, leaf: store.get_active_leaf(sid)? };
@@ -120,5 +120,5 @@ pub fn decide(
     };
     let include_images = req.include_image_data.unwrap_or(true);
     let messages = page.iter().map(|e| view::tail_item(e, include_images)).collect();
-    Ok(Plan::read(MessagesRangeResponse { messages, next_cursor }))
+    Ok(MessagesRangeResponse { messages, next_cursor })
 }

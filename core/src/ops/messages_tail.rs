@@ -8,7 +8,7 @@
 
 use alloc::vec::Vec;
 
-use super::{stored_meta, Plan};
+use super::stored_meta;
 use crate::blocks::{self, is_run_member};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
@@ -71,15 +71,15 @@ pub fn decide(
     store: &dyn Store,
     env: &Env<'_>,
     req: MessagesTailRequest,
-) -> Result<Plan<MessagesTailResponse>> {
+) -> Result<MessagesTailResponse> {
     let sid = &req.session_id;
     stored_meta(store, sid)?;
     let Some(leaf) = store.get_active_leaf(sid)? else {
-        return Ok(Plan::read(MessagesTailResponse {
+        return Ok(MessagesTailResponse {
             messages: Vec::new(),
             has_more: false,
             oldest_entry_id: None,
-        }));
+        });
     };
     let classes = match req.include_custom.unwrap_or(true) {
         true => EntryClasses::ALL,
@@ -137,5 +137,5 @@ pub fn decide(
         }
     }
     let oldest_entry_id = messages.first().map(|m| m.entry_id.clone());
-    Ok(Plan::read(MessagesTailResponse { messages, has_more, oldest_entry_id }))
+    Ok(MessagesTailResponse { messages, has_more, oldest_entry_id })
 }

@@ -5,7 +5,12 @@
 //! store's indexed reads.
 
 use alloc::boxed::Box;
+use alloc::format;
 use alloc::vec::Vec;
+use core::marker::PhantomData;
+
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::env::Env;
 use crate::error::{Result, SessionError};
@@ -59,8 +64,16 @@ impl<R> Outcome<R> {
 pub enum Finish<R> {
     /// Known before the write.
     Ready(Outcome<R>),
-    /// Depends on what the store reported (the authoritative append commit).
-    AfterApply(Box<dyn FnOnce(Applied) -> Result<Outcome<R>>>),
+    /// Depends on what the store reported (the authoritative append commit); answers encoded
+    /// ([`Finish::after_apply`]), so running a plan needs no copy per response type.
+    AfterApply(Box<dyn FnOnce(Applied) -> Result<Outcome<Value>>>),
+}
+
+impl<R: Serialize + 'static> Finish<R> {
+    /// A finish that depends on what the store reported.
+    pub fn after_apply(finish: impl FnOnce(Applied) -> Result<Outcome<R>> + 'static) -> Self {
+        Finish::AfterApply(Box::new(move |applied| encode(finish(applied)?)))
+    }
 }
 
 /// What a mutation decided: at most one change set, then how to finish.
@@ -86,8 +99,8 @@ impl<R> core::fmt::Debug for Plan<R> {
 }
 
 impl<R> Plan<R> {
-    /// A read, or a mutation that turned out to be a no-op.
-    pub fn read(response: R) -> Self {
+    /// A mutation that turned out to write nothing (an unchanged value, a stale revision).
+    pub fn no_write(response: R) -> Self {
         Plan { changes: None, finish: Finish::Ready(Outcome::silent(response)) }
     }
 
@@ -95,26 +108,38 @@ impl<R> Plan<R> {
     pub fn write(changes: ChangeSet, response: R, events: Vec<Emitted>) -> Self {
         Plan { changes: Some(changes), finish: Finish::Ready(Outcome { response, events }) }
     }
+}
 
+impl<R: Serialize> Plan<R> {
     /// Applies the change set (if any) to `store`, then finishes. Events are returned only after
     /// the write landed; a failed write yields `session/storage` and no events. For writes that
-    /// decide on nothing stored (`session::create`, the store protocol's raw writes); a mutation
-    /// that reads before it writes runs through [`transact`].
-    #[inline]
-    pub fn execute(self, store: &dyn Store, env: &Env<'_>) -> Result<Outcome<R>> {
-        let (changes, pending) = self.prepare(env);
+    /// decide on nothing stored (`session::create`); a mutation that reads before it writes runs
+    /// through [`transact`].
+    pub fn execute(self, store: &dyn Store, env: &Env<'_>) -> Result<Encoded<R>> {
+        let (changes, pending) = self.encoded()?.prepare(env);
         let applied = match changes {
             Some(changes) => Some(store.apply(&changes)?),
             None => None,
         };
-        pending.finish(applied)
+        Ok(Encoded(pending.finish(applied)?, PhantomData))
     }
 
+    /// This plan with its response encoded.
+    fn encoded(self) -> Result<Plan<Value>> {
+        let finish = match self.finish {
+            Finish::Ready(outcome) => Finish::Ready(encode(outcome)?),
+            Finish::AfterApply(finish) => Finish::AfterApply(finish),
+        };
+        Ok(Plan { changes: self.changes, finish })
+    }
+}
+
+impl Plan<Value> {
     /// The change set to apply and what finishes the call once it landed. A change set whose
     /// events are known up front records them in the session's feed (a `Feed` write added last)
     /// unless the operation wrote its own; each event then carries the change (seq) the store
     /// gave it.
-    pub fn prepare(self, env: &Env<'_>) -> (Option<ChangeSet>, Pending<R>) {
+    fn prepare(self, env: &Env<'_>) -> (Option<ChangeSet>, Pending) {
         let mut changes = self.changes;
         if let (Some(set), Finish::Ready(outcome)) = (&mut changes, &self.finish) {
             let has_feed = set.writes.iter().any(|w| matches!(w, Write::Feed { .. }));
@@ -127,19 +152,13 @@ impl<R> Plan<R> {
     }
 }
 
-/// The finish of a prepared plan ([`Plan::prepare`]), waiting for what its change set reported.
+/// The finish of a prepared plan, waiting for what its change set reported.
 #[must_use = "a write's response and events come from finishing it"]
-pub struct Pending<R>(Finish<R>);
+struct Pending(Finish<Value>);
 
-impl<R> core::fmt::Debug for Pending<R> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Pending(..)")
-    }
-}
-
-impl<R> Pending<R> {
+impl Pending {
     /// The outcome once the change set landed (`None`: there was none to apply).
-    pub fn finish(self, applied: Option<Applied>) -> Result<Outcome<R>> {
+    fn finish(self, applied: Option<Applied>) -> Result<Outcome<Value>> {
         let mut applied = applied.unwrap_or_default();
         let recorded = core::mem::take(&mut applied.changes);
         let mut outcome = match self.0 {
@@ -153,23 +172,50 @@ impl<R> Pending<R> {
 
 /// Runs a mutation of `session_id` as one transaction of `store` ([`Store::transact`]): `decide`
 /// sees the session only through the view the backend loaded under its lock, and its change set
-/// is applied in the same transaction. Events come back only for a write that landed.
-pub fn transact<R>(
+/// is applied in the same transaction. Events come back only for a write that landed. The
+/// response comes back encoded, typed by `R` for the catalog; everything past the decision runs
+/// once for every response type (the wasm bundle's size).
+pub fn transact<R: Serialize>(
     store: &dyn Store,
     env: &Env<'_>,
     session_id: &str,
     decide: impl FnOnce(&dyn SessionView) -> Result<Plan<R>>,
-) -> Result<Outcome<R>> {
+) -> Result<Encoded<R>> {
     let mut decide = Some(decide);
+    let outcome = transact_encoded(store, env, session_id, &mut |view| {
+        let decide = decide.take().ok_or_else(|| SessionError::storage("decided twice"))?;
+        decide(view)?.encoded()
+    })?;
+    Ok(Encoded(outcome, PhantomData))
+}
+
+/// [`transact`] once its decision encodes its response.
+fn transact_encoded(
+    store: &dyn Store,
+    env: &Env<'_>,
+    session_id: &str,
+    decide: &mut dyn FnMut(&dyn SessionView) -> Result<Plan<Value>>,
+) -> Result<Outcome<Value>> {
     let mut pending = None;
     let applied = store.transact(session_id, &mut |view| {
-        let decide = decide.take().ok_or_else(|| SessionError::storage("decided twice"))?;
         let (changes, finish) = decide(view)?.prepare(env);
         pending = Some(finish);
         Ok(changes)
     })?;
     let pending = pending.ok_or_else(|| SessionError::storage("the store never decided"))?;
     pending.finish(applied)
+}
+
+/// An outcome whose response is already encoded, typed by the response it encodes (the catalog
+/// checks that against the function's registered response type).
+#[derive(Debug)]
+pub struct Encoded<R>(pub Outcome<Value>, PhantomData<fn() -> R>);
+
+/// `outcome` with its response as JSON.
+pub fn encode<R: Serialize>(outcome: Outcome<R>) -> Result<Outcome<Value>> {
+    let response = serde_json::to_value(&outcome.response)
+        .map_err(|e| SessionError::storage(format!("response encoding failed: {e}")))?;
+    Ok(Outcome { response, events: outcome.events })
 }
 
 /// Gives each event its recorded change: one change per event, in order; a store without a feed

@@ -38,7 +38,7 @@ pub fn decide(view: &dyn SessionView, req: SetDraftRequest) -> Result<Plan<SetDr
     let response =
         SetDraftResponse { draft: text.clone(), attachments: parked.clone().unwrap_or_default() };
     if meta.draft == text && meta.draft_attachments == parked {
-        return Ok(Plan::read(response));
+        return Ok(Plan::no_write(response));
     }
     meta.draft = text;
     meta.draft_attachments = parked;

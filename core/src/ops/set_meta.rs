@@ -17,7 +17,7 @@ pub fn decide(
 ) -> Result<Plan<SetMetaResponse>> {
     let mut meta = require_meta(view)?;
     if req.title.is_none() && req.description.is_none() && req.metadata.is_none() {
-        return Ok(Plan::read(SetMetaResponse { meta }));
+        return Ok(Plan::no_write(SetMetaResponse { meta }));
     }
     if let Some(title) = req.title {
         meta.title = title;

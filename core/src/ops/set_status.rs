@@ -23,7 +23,10 @@ pub fn decide(
     };
     let previous = meta.status;
     if previous == req.status && meta.status_reason == new_reason {
-        return Ok(Plan::read(SetStatusResponse { status: previous, previous_status: previous }));
+        return Ok(Plan::no_write(SetStatusResponse {
+            status: previous,
+            previous_status: previous,
+        }));
     }
     let now = env.clock.now_ms();
     meta.status = req.status;

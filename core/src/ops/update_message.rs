@@ -64,7 +64,7 @@ pub fn decide(
     let (mut meta, mut entry) = match open_message(view, &req.entry_id, req.expected_revision)? {
         Opened::Message { meta, entry } => (meta, entry),
         Opened::Stale { revision } => {
-            return Ok(Plan::read(UpdateMessageResponse { updated: false, revision }))
+            return Ok(Plan::no_write(UpdateMessageResponse { updated: false, revision }))
         }
     };
     let SessionEntry::Message { message, revision, .. } = &mut entry else {
