@@ -75,3 +75,26 @@ Feature: instances on many engines sharing one PostgreSQL database
     Then "instance 1" holds every acknowledged id of "${sid}" exactly once in one chain
     And on "instance 1" handler "added" receives 60 events
     And on "instance 2" handler "added" receives 60 events
+
+  # Prevents: a lost update across instances — a decision taken on state another instance changed
+  # before the write (two `updated: true` for one expected_revision, 45 of 50 rounds before).
+  @engine @serial
+  Scenario: 100 rounds of 8 update-message calls with one expected revision over both instances have one winner each
+    Given 2 engines with session-manager on one postgres database
+    When on "instance 1" the client calls "session::create" with {"title": "race"} and keeps "session_id" as "sid"
+    And every instance races 8 "session::update-message" calls with one expected revision on "${sid}" for 100 rounds
+    And on "instance 2" the client calls "session::get" with {"session_id": "${sid}"}
+    Then the engine response contains {"meta": {"message_count": 1}}
+
+  # Prevents: one entry_id stored twice, or counted twice, when instances append it at once.
+  @engine @serial
+  Scenario: one entry_id appended 8 times at once through both instances is one entry
+    Given 2 engines with session-manager on one postgres database
+    When on "instance 1" the client calls "session::create" with {"title": "once"} and keeps "session_id" as "sid"
+    Given on "instance 1" handler "added" is bound to "session::message-added" with config {"session_id": "${sid}"}
+    When every instance appends entry "e_once" to "${sid}" 8 times at once
+    And on "instance 2" the client calls "session::get" with {"session_id": "${sid}"}
+    Then the engine response contains {"meta": {"message_count": 1}}
+    When on "instance 1" the client calls "session::messages" with {"session_id": "${sid}"}
+    Then the engine response field "messages" has 1 item
+    And on "instance 1" handler "added" receives 1 event

@@ -153,3 +153,69 @@ async fn received_every_acked(w: &mut SessionWorld, name: String, handler: Strin
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The instances in turn: call `i` goes to instance `i % count`.
+fn all_instances(state: &EngineState) -> Vec<&Harness> {
+    std::iter::once(&state.harness).chain(&state.peers).collect()
+}
+
+/// `rounds` rounds of `calls` concurrent `session::update-message` calls with one
+/// `expected_revision`, spread over every instance; after each round the message's revision must
+/// have moved by exactly one and at most one call may have answered `updated: true` (a call the
+/// engine never answered cannot be counted, the revision still can).
+#[when(
+    regex = r#"^every instance races (\d+) "session::update-message" calls with one expected revision on "\$\{(\w+)\}" for (\d+) rounds$"#
+)]
+async fn race_update_message(w: &mut SessionWorld, calls: usize, var: String, rounds: u64) {
+    let state = st(w);
+    let sid = state.vars[&var].clone();
+    let all = all_instances(state);
+    let message =
+        json!({"role": "user", "content": [{"type": "text", "text": "v0"}], "timestamp": 1});
+    let added = all[0]
+        .call("session::append", json!({"session_id": sid, "message": message}), true)
+        .await
+        .expect("append the raced message");
+    let eid = added["entry_id"].as_str().expect("entry_id").to_string();
+    let mut report = Vec::new();
+    for round in 0..rounds {
+        let answers = futures::future::join_all((0..calls).map(|i| {
+            let payload = json!({"session_id": sid, "entry_id": eid, "expected_revision": round,
+                "content": [{"type": "text", "text": format!("round {round} call {i}")}]});
+            all[i % all.len()].call("session::update-message", payload, false)
+        }))
+        .await;
+        let winners = answers.iter().filter(|a| matches!(a, Ok(v) if v["updated"] == true)).count();
+        let unanswered = answers.iter().filter(|a| a.is_err()).count();
+        let got = all[(round as usize) % all.len()]
+            .call("session::get-message", json!({"session_id": sid, "entry_id": eid}), true)
+            .await
+            .expect("read the raced message");
+        let revision = got["entry"]["revision"].as_u64().unwrap_or(0);
+        if revision != round + 1 || winners > 1 || (winners == 0 && unanswered == 0) {
+            report.push(format!(
+                "round {round}: {winners} answered updated: true ({unanswered} unanswered), revision {revision}"
+            ));
+        }
+    }
+    assert!(report.is_empty(), "lost updates across instances:\n{}", report.join("\n"));
+}
+
+/// One `entry_id` appended `calls` times at once, spread over every instance.
+#[when(regex = r#"^every instance appends entry "([^"]+)" to "\$\{(\w+)\}" (\d+) times at once$"#)]
+async fn race_one_entry_id(w: &mut SessionWorld, entry_id: String, var: String, calls: usize) {
+    let state = st(w);
+    let sid = state.vars[&var].clone();
+    let all = all_instances(state);
+    let answers = futures::future::join_all((0..calls).map(|i| {
+        let payload = json!({"session_id": sid, "entry_id": entry_id, "message":
+            {"role": "user", "content": [{"type": "text", "text": format!("call {i}")}], "timestamp": 1}});
+        // Idempotent by entry_id: a retry after a lost answer is safe.
+        all[i % all.len()].call("session::append", payload, true)
+    }))
+    .await;
+    for answer in answers {
+        let answer = answer.expect("an append of the raced entry");
+        assert_eq!(answer["entry_id"], json!(entry_id), "{answer}");
+    }
+}
