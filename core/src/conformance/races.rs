@@ -133,6 +133,13 @@ fn setup(shared: &Shared, store: &dyn Store, sid: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Appends `message` to `sid`; the new entry's id.
+fn append(shared: &Shared, store: &dyn Store, sid: &str, message: Value) -> Result<String, String> {
+    let added =
+        shared.call(store, "session::append", json!({ "session_id": sid, "message": message }))?;
+    Ok(added["entry_id"].as_str().unwrap_or_default().to_string())
+}
+
 fn meta_of(shared: &Shared, store: &dyn Store, sid: &str) -> Result<Value, String> {
     let got = shared.call(store, "session::get", json!({ "session_id": sid }))?;
     Ok(got["meta"].clone())
@@ -145,12 +152,7 @@ pub fn race_update_message_has_one_winner(make: MakePair<'_>) -> Result<(), Stri
     let shared = Shared::new();
     let sid = "race-update";
     setup(&shared, &*pair[0], sid)?;
-    let added = shared.call(
-        &*pair[0],
-        "session::append",
-        json!({ "session_id": sid, "message": user("v0") }),
-    )?;
-    let eid = added["entry_id"].as_str().unwrap_or_default().to_string();
+    let eid = append(&shared, &*pair[0], sid, user("v0"))?;
     for round in 0..30u64 {
         let answers = at_once(&pair, 8, &|t, store| {
             let payload = json!({ "session_id": sid, "entry_id": eid,
@@ -226,12 +228,7 @@ pub fn race_forks_and_branch_switches_keep_the_tree(make: MakePair<'_>) -> Resul
     let shared = Shared::new();
     let sid = "race-tree";
     setup(&shared, &*pair[0], sid)?;
-    let root = shared.call(
-        &*pair[0],
-        "session::append",
-        json!({ "session_id": sid, "message": user("root") }),
-    )?;
-    let root = root["entry_id"].as_str().unwrap_or_default().to_string();
+    let root = append(&shared, &*pair[0], sid, user("root"))?;
     let forks = at_once(&pair, 6, &|t, store| {
         let mut forked = Vec::new();
         for i in 0..8 {
@@ -307,13 +304,9 @@ pub fn race_deltas_and_updates_take_one_revision_each(make: MakePair<'_>) -> Res
     let shared = Shared::new();
     let sid = "race-delta";
     setup(&shared, &*pair[0], sid)?;
-    let added = shared.call(
-        &*pair[0],
-        "session::append",
-        json!({ "session_id": sid,
-        "message": { "role": "assistant", "content": text(""), "timestamp": 1, "stop_reason": "end", "model": "m", "provider": "p" } }),
-    )?;
-    let eid = added["entry_id"].as_str().unwrap_or_default().to_string();
+    let reply = json!({ "role": "assistant", "content": text(""), "timestamp": 1,
+        "stop_reason": "end", "model": "m", "provider": "p" });
+    let eid = append(&shared, &*pair[0], sid, reply)?;
     let calls_per_thread = 6u64;
     let answers = at_once(&pair, 6, &|t, store| {
         let mut revisions = Vec::new();

@@ -110,12 +110,7 @@ impl Db {
         Fut: Future<Output = Result<T, StoreError>> + Send,
     {
         let pool = self.pool.clone();
-        self.wait_for(async move {
-            match pool.get().await {
-                Ok(client) => job(client).await,
-                Err(e) => Err(db_error("connect", &e)),
-            }
-        })
+        self.wait_for(async move { job(pooled(&pool).await?).await })
     }
 
     /// A pooled connection the caller then holds across several jobs ([`Db::run_on`]: one
@@ -130,7 +125,7 @@ impl Db {
     {
         let pool = self.pool.clone();
         self.wait_for(async move {
-            let client = Arc::new(pool.get().await.map_err(|e| db_error("connect", &e))?);
+            let client = Arc::new(pooled(&pool).await?);
             let answer = job(client.clone()).await;
             Ok((client, answer))
         })
@@ -165,6 +160,11 @@ impl Db {
         rx.recv_timeout(CALL_TIMEOUT * 2)
             .unwrap_or_else(|_| Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))))
     }
+}
+
+/// A connection of `pool`, waited for.
+async fn pooled(pool: &Pool) -> Result<Object, StoreError> {
+    pool.get().await.map_err(|e| db_error("connect", &e))
 }
 
 /// A connection one caller holds across jobs (its transaction open between them).
