@@ -96,7 +96,7 @@ pub fn walked_select(
 }
 
 impl SessionState {
-    /// [`Store::path_locate`] from this state's path index (`session_id` names it in errors).
+    /// [`Store::path_locate`](crate::store::Store::path_locate) from this state's path index (`session_id` names it in errors).
     pub fn path_locate(
         &self,
         session_id: &str,
@@ -107,7 +107,7 @@ impl SessionState {
         Ok(PathSpot { len: view.len(), at: entry_id.and_then(|id| view.locate(id)) })
     }
 
-    /// [`Store::path_select`] from this state's path index.
+    /// [`Store::path_select`](crate::store::Store::path_select) from this state's path index.
     pub fn path_select(
         &self,
         session_id: &str,
