@@ -48,26 +48,19 @@ impl PgStore {
         let view =
             StateView { session_id: sid, state: &replayed.state, attachments: &read_attachment };
         let changes = match decide(&view) {
-            Ok(Some(changes)) if changes.session_id == sid => changes,
+            Ok(Some(changes)) => changes,
             other => {
-                // Nothing to write here: roll back (a refusal leaves no row behind, not even the
-                // one `begin_locked` made for an unknown session); the state stays cached. A
-                // change set for another session (a fork's copy) is that session's own
-                // transaction.
+                // Nothing to write (a refusal, a no-op): roll back, so a refusal leaves no row
+                // behind, not even the one `begin_locked` made for an unknown session; the state
+                // stays cached.
                 let ended =
                     self.db.run_on(&client, |client| async move { rollback(&*client).await });
                 *guard = Some(replayed);
-                drop(guard);
                 if let Err(e) = ended {
                     self.discard(client);
                     return Err(e);
                 }
-                drop(client);
-                return match other {
-                    Ok(Some(elsewhere)) => Ok(Ok(Some(self.apply_alone(&elsewhere)?))),
-                    Ok(None) => Ok(Ok(None)),
-                    Err(refused) => Ok(Err(refused)),
-                };
+                return Ok(other.map(|_| None));
             }
         };
         let (sql, instance) = (self.sql.clone(), self.instance.clone());
