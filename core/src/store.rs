@@ -149,8 +149,8 @@ pub trait Store {
     /// Runs one mutation of `session_id` as one transaction: loads the session under this
     /// backend's own lock, hands `decide` a view of it ([`SessionView`]) and applies the change
     /// set it returns in the same transaction; `None` when it decided to write nothing. The
-    /// change set is the session's own (`ops::transact` applies a fork's copy of a session apart,
-    /// after this transaction). The default decides over this store's
+    /// change set may name another session (a fork writes a new one): it is applied as
+    /// [`Store::apply`] would, after this transaction. The default decides over this store's
     /// own reads ([`StoreView`]) and is right only where the caller holds the session's lock (the
     /// worker's per-session lock over the fs store's fast paths, a bridge whose main applies
     /// atomically); backends that other threads or processes write to override it.

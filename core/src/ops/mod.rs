@@ -196,24 +196,12 @@ fn transact_encoded(
     session_id: &str,
     decide: &mut dyn FnMut(&dyn SessionView) -> Result<Plan<Value>>,
 ) -> Result<Outcome<Value>> {
-    let (mut pending, mut elsewhere) = (None, None);
+    let mut pending = None;
     let applied = store.transact(session_id, &mut |view| {
         let (changes, finish) = decide(view)?.prepare(env);
         pending = Some(finish);
-        match changes {
-            // A fork's copy: a session nobody else can name yet, written after the source's
-            // transaction as a write of its own.
-            Some(set) if set.session_id != view.session_id() => {
-                elsewhere = Some(set);
-                Ok(None)
-            }
-            changes => Ok(changes),
-        }
+        Ok(changes)
     })?;
-    let applied = match elsewhere {
-        Some(set) => Some(store.apply(&set)?),
-        None => applied,
-    };
     let pending = pending.ok_or_else(|| SessionError::storage("the store never decided"))?;
     pending.finish(applied)
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use session_core::store::{Decide, SessionView, WHOLE_PATH};
 use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
-use session_core::{Applied, SessionError, StoreError};
+use session_core::{Applied, SessionError, Store, StoreError};
 
 use super::session::Loaded;
 use super::{not_loaded, FsStore};
@@ -28,17 +28,18 @@ impl FsStore {
             let loaded = guard.as_deref().ok_or_else(not_loaded)?;
             let path = self.ctx().log_path(sid);
             let view = SlotView { fs: self, sid, loaded, path: &path };
-            match decide(&view) {
-                Ok(Some(changes)) => {
-                    self.apply_held(&slot, guard, &changes, &mut tickets).map(|a| Ok(Some(a)))
-                }
-                // Nothing to write, or the decision's refusal.
-                other => Ok(other.map(|_| None)),
-            }
+            let changes = match decide(&view) {
+                Ok(Some(changes)) if changes.session_id == sid => changes,
+                // Nothing to write here, or a fork's copy: that session's own transaction.
+                other => return Ok(Err(other)),
+            };
+            self.apply_held(&slot, guard, &changes, &mut tickets).map(Ok)
         })?;
         let applied = match decided {
-            Ok(Some(applied)) => applied,
-            other => return Ok(other),
+            Ok(applied) => applied,
+            Err(Ok(Some(elsewhere))) => return Ok(Ok(Some(self.apply(&elsewhere)?))),
+            Err(Ok(None)) => return Ok(Ok(None)),
+            Err(Err(refused)) => return Ok(Err(refused)),
         };
         for ticket in &tickets {
             if let Err(e) = ticket.wait(&*self.cfg.io) {

@@ -48,19 +48,26 @@ impl PgStore {
         let view =
             StateView { session_id: sid, state: &replayed.state, attachments: &read_attachment };
         let changes = match decide(&view) {
-            Ok(Some(changes)) => changes,
+            Ok(Some(changes)) if changes.session_id == sid => changes,
             other => {
-                // Nothing to write (a refusal, a no-op): roll back, so a refusal leaves no row
-                // behind, not even the one `begin_locked` made for an unknown session; the state
-                // stays cached.
+                // Nothing to write here: roll back (a refusal leaves no row behind, not even the
+                // one `begin_locked` made for an unknown session); the state stays cached. A
+                // change set for another session (a fork's copy) is that session's own
+                // transaction.
                 let ended =
                     self.db.run_on(&client, |client| async move { rollback(&*client).await });
                 *guard = Some(replayed);
+                drop(guard);
                 if let Err(e) = ended {
                     self.discard(client);
                     return Err(e);
                 }
-                return Ok(other.map(|_| None));
+                drop(client);
+                return match other {
+                    Ok(Some(elsewhere)) => Ok(Ok(Some(self.apply_alone(&elsewhere)?))),
+                    Ok(None) => Ok(Ok(None)),
+                    Err(refused) => Ok(Err(refused)),
+                };
             }
         };
         let (sql, instance) = (self.sql.clone(), self.instance.clone());
