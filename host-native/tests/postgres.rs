@@ -3,8 +3,10 @@
 //! instance, across two instances (writes through one, reads through the other) and across
 //! restarts; its two-instance races (`races::two_instances::*`: calls on both at once); the model test with restarts and instance switches; migrations under concurrency
 //! and a newer schema refused; two instances appending to one session at once; a terminated
-//! backend connection.
+//! backend connection; a cold instance reading pages from the entry rows (`postgres/cold_reads.rs`).
 
+#[path = "postgres/cold_reads.rs"]
+mod cold_reads;
 mod common;
 
 use std::sync::Arc;
@@ -58,8 +60,9 @@ fn main() {
             race(&|| [open(), open()]).map_err(Failed::from)
         }));
     }
-    let tests: [(&str, DbTest); 9] = [
+    let tests: [(&str, DbTest); 10] = [
         ("append_round_trips", append_round_trips),
+        ("cold_instance_reads_rows", cold_reads::cold_instance_reads_rows),
         ("hot_reload_fs_postgres_fs", hot_reload),
         ("two_instances_deliver_every_event_once", events_across_instances),
         ("migrate_fs_postgres_fs_is_byte_identical", migrate_round_trip),

@@ -2,8 +2,8 @@
 //! (every instance's writes to one session queue there) and catch the cached state up under the
 //! lock; then, once the core decided, plan the writes (`plan_session_writes_in_place`:
 //! `commit_append`'s rules, feed seqs, deltas), write the log chunk — or, for deletions and
-//! compaction, the snapshot that replaces the log — the row and the attachments, record the
-//! change set's feed seqs in the outbox, and commit.
+//! compaction, the snapshot that replaces the log — its entry rows (`entry_rows.rs`), the row and
+//! the attachments, record the change set's feed seqs in the outbox, and commit.
 
 use deadpool_postgres::GenericClient;
 use session_core::jsonl;
@@ -14,6 +14,7 @@ use session_core::StoreError;
 
 use super::cache::{absorb, position, Replayed};
 use super::db::{db_error, execute, query};
+use super::entry_rows::{Before, EntryRows};
 use super::schema::Sql;
 
 /// A log whose chunks outnumber both this and the records of its snapshot is rewritten as that
@@ -24,13 +25,13 @@ const COMPACT_CHUNKS: i64 = 64;
 /// (every instance's writes to one session queue there) and `cached` caught up under the lock —
 /// four statements sent back to back, prepared first (no round trip once the connection has
 /// them). The catch-up is a statement of its own after the lock, so its snapshot holds every
-/// chunk committed before the lock was granted.
+/// chunk committed before the lock was granted. Whether the session's entry rows reflect its log.
 pub async fn begin_locked(
     client: &impl GenericClient,
     sql: &Sql,
     sid: &str,
     cached: &mut Option<Replayed>,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let key = sid.as_bytes();
     let fail = |e: tokio_postgres::Error| db_error("lock the session row", &e);
     // The write's statements too, though they run later: `apply_and_commit` sends `COMMIT` in
@@ -42,13 +43,14 @@ pub async fn begin_locked(
         client.prepare_cached(&sql.catch_up),
         client.prepare_cached(&sql.append_chunk),
         client.prepare_cached(&sql.insert_outbox),
+        client.prepare_cached(&sql.project),
         client.prepare_cached(super::follow::NOTIFY)
     )
     .map_err(fail)?;
     let (base, version) = position(cached);
     let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
     let since: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&key, &base, &version];
-    let (_, _, _, rows) = tokio::try_join!(
+    let (_, _, locked, rows) = tokio::try_join!(
         client.batch_execute("BEGIN"),
         client.execute(&ensure, &by_key),
         client.query(&lock, &by_key),
@@ -56,24 +58,27 @@ pub async fn begin_locked(
     )
     .map_err(fail)?;
     absorb(&rows, cached);
-    Ok(())
+    Ok(locked.first().is_some_and(|row| row.get::<_, bool>(3)))
 }
 
-/// Applies `changes` on top of `cached` (caught up under the row lock by [`begin_locked`]) and
-/// commits: the common append — its log chunk, the row, the outbox and `COMMIT` — in one round
-/// trip. Leaves `cached` at the state it wrote. On any error nothing is committed and the caller
-/// drops the cache.
+/// Applies `changes` on top of `cached` (caught up under the row lock by [`begin_locked`], which
+/// said whether the entry rows were `current`) and commits: the common append — its log chunk,
+/// its entry rows, the row, the outbox and `COMMIT` — in one round trip. Leaves `cached` at the
+/// state it wrote. On any error nothing is committed and the caller drops the cache.
 pub async fn apply_and_commit(
     client: &impl GenericClient,
     sql: &Sql,
     instance: &str,
     changes: &ChangeSet,
     cached: &mut Option<Replayed>,
+    current: bool,
 ) -> Result<Applied, StoreError> {
     let sid = changes.session_id.as_str();
     let key = sid.as_bytes();
     let replayed = cached.as_mut().ok_or_else(|| StoreError::Internal("no cached state".into()))?;
+    let before = Before::of(&replayed.state, &changes.writes, current);
     let (log, mut applied) = plan_session_writes_in_place(&mut replayed.state, &changes.writes)?;
+    let entry_rows = EntryRows::after(&before, &replayed.state, &changes.writes);
     write_attachments(client, sql, sid, &changes.writes, &mut applied).await?;
     let seqs = applied.changes.first().zip(applied.changes.last());
     let seqs = seqs.map(|(first, last)| (first.seq as i64, last.seq as i64));
@@ -89,9 +94,10 @@ pub async fn apply_and_commit(
         }
         LogChange::None => {}
         LogChange::Append(records) if !compact => {
-            // The chunk, the row, the outbox and the commit in one round trip.
+            // The chunk, the row, the entry rows, the outbox and the commit in one round trip.
             let (n, base) = tokio::try_join!(
                 append_chunk(client, sql, key, &records, state),
+                entry_rows.write(client, sql, key),
                 outbox(client, sql, key, seqs, instance),
                 commit(client)
             )?
@@ -105,7 +111,11 @@ pub async fn apply_and_commit(
             rewrite_log(client, sql, key, replayed).await?
         }
     }
-    tokio::try_join!(outbox(client, sql, key, seqs, instance), commit(client))?;
+    tokio::try_join!(
+        entry_rows.write(client, sql, key),
+        outbox(client, sql, key, seqs, instance),
+        commit(client)
+    )?;
     Ok(applied)
 }
 

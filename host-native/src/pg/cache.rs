@@ -60,6 +60,14 @@ impl Cache {
     }
 }
 
+impl Cache {
+    /// How many sessions are held replayed.
+    pub fn replayed(&self) -> usize {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots.values().filter(|slot| slot.try_lock().map_or(true, |s| s.is_some())).count()
+    }
+}
+
 /// Locks a slot (a panic while holding it leaves a state that is only a copy: dropped).
 pub fn lock(slot: &Slot) -> MutexGuard<'_, Option<Replayed>> {
     slot.lock().unwrap_or_else(|p| {

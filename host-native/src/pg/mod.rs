@@ -2,14 +2,19 @@
 //! engine) share. Each session is its fs log cut into change-set chunks (`schema.rs`), replayed by
 //! the core's record state machine into a per-instance cache that every call first catches up
 //! (`cache.rs`), so a read through any instance sees every write acknowledged before it began;
-//! each change set is one transaction under the session row's lock (`apply.rs`). Metas and
-//! attachments are read straight from their rows; list pages are SQL keyset pages over indexes.
+//! each change set is one transaction under the session row's lock (`apply.rs`), which also
+//! writes the session's entry rows (`entry_rows.rs`). Entries, the active leaf and pages of the
+//! active path are read from those rows (`read.rs`), metas and attachments straight from theirs,
+//! list pages as SQL keyset pages over indexes; the rest (feed pages, other branches, sessions
+//! whose rows are not current) from the replayed state.
 
 mod apply;
 mod cache;
 mod db;
+mod entry_rows;
 mod follow;
 mod import;
+mod read;
 mod schema;
 mod transact;
 
@@ -57,12 +62,18 @@ impl PgStore {
         let pg_config: tokio_postgres::Config =
             config.url.parse().map_err(|e| format!("postgres adapter: bad url: {e}"))?;
         let db = Db::new(pg_config.clone(), config.max_connections)?;
-        let schema = config.schema.clone();
-        db.run(move |mut client| async move { schema::migrate(&mut client, &schema).await })
-            .map_err(|e| format!("postgres adapter: {e}"))?;
+        let (schema, sql) = (config.schema.clone(), Arc::new(Sql::new(&config.schema)));
+        let reads = sql.clone();
+        db.run(move |mut client| async move {
+            schema::migrate(&mut client, &schema).await?;
+            // The page reads prepared on the connection the first read will likely get: a cold
+            // instance's first page costs its statements, not their prepares too.
+            reads.prepare_reads(&client).await
+        })
+        .map_err(|e| format!("postgres adapter: {e}"))?;
         Ok(PgStore {
             db,
-            sql: Arc::new(Sql::new(&config.schema)),
+            sql,
             cache: Cache::new(CACHED_SESSIONS),
             instance: uuid::Uuid::new_v4().to_string(),
             pg_config,
@@ -89,6 +100,11 @@ impl PgStore {
     /// Every id with a log or an attachment, in id order (what `migrate` moves).
     pub fn stored_ids(&self) -> Result<Vec<String>, StoreError> {
         self.rows(|s| &s.stored_ids, Vec::new(), session_id_of)
+    }
+
+    /// How many sessions this instance holds replayed (its memory beyond one call's answer).
+    pub fn replayed_sessions(&self) -> usize {
+        self.cache.replayed()
     }
 
     /// `sid`'s state replayed from the database alone, the cache left aside (what a new instance
@@ -142,7 +158,9 @@ impl PgStore {
 #[derive(Debug)]
 enum Param {
     Bytes(Vec<u8>),
+    Nullable(Option<Vec<u8>>),
     Int(i64),
+    Classes(Vec<i16>),
 }
 
 impl Param {
@@ -152,7 +170,9 @@ impl Param {
     fn as_sql(&self) -> &(dyn tokio_postgres::types::ToSql + Sync) {
         match self {
             Param::Bytes(b) => b,
+            Param::Nullable(b) => b,
             Param::Int(i) => i,
+            Param::Classes(c) => c,
         }
     }
 }
@@ -189,7 +209,10 @@ impl Store for PgStore {
     }
 
     fn get_entry(&self, sid: &str, eid: &str) -> Result<Option<SessionEntry>, StoreError> {
-        self.with_state(sid, |s| s.entries.get(eid).cloned())
+        match self.entry_from_rows(sid, eid)? {
+            Some(found) => Ok(found),
+            None => self.with_state(sid, |s| s.entries.get(eid).cloned()),
+        }
     }
 
     fn list_entries(&self, sid: &str) -> Result<Vec<SessionEntry>, StoreError> {
@@ -197,7 +220,10 @@ impl Store for PgStore {
     }
 
     fn get_active_leaf(&self, sid: &str) -> Result<Option<String>, StoreError> {
-        self.with_state(sid, |s| s.leaf.clone())
+        match self.leaf_from_rows(sid)? {
+            Some(leaf) => Ok(leaf),
+            None => self.with_state(sid, |s| s.leaf.clone()),
+        }
     }
 
     fn get_attachment(
@@ -243,7 +269,10 @@ impl Store for PgStore {
     }
 
     fn path_locate(&self, sid: &str, leaf: &str, id: Option<&str>) -> Result<PathSpot, StoreError> {
-        self.with_state(sid, |s| s.path_locate(sid, leaf, id))?
+        match self.locate_from_rows(sid, leaf, id)? {
+            Some(spot) => Ok(spot),
+            None => self.with_state(sid, |s| s.path_locate(sid, leaf, id))?,
+        }
     }
 
     fn path_select(
@@ -252,7 +281,10 @@ impl Store for PgStore {
         leaf: &str,
         query: &PathSelect,
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
-        self.with_state(sid, |s| s.path_select(sid, leaf, query))?
+        match self.select_from_rows(sid, leaf, query)? {
+            Some(window) => Ok(window),
+            None => self.with_state(sid, |s| s.path_select(sid, leaf, query))?,
+        }
     }
 
     /// Keyset pages in SQL, the filter applied here: a batch of the page's size at a time, so a page

@@ -9,7 +9,12 @@
 //! `outbox`: one row per change set that recorded feed changes (session, seq range, instance),
 //! written in the change set's transaction, which other instances follow (`follow.rs`), and
 //! (version 3) `followers`: how far each instance has delivered, so a restarted one goes on
-//! there. Ids are `bytea`: a session or attachment id may hold any character, NUL included.
+//! there; (version 4) `entries`, the read rows: each entry of a session as JSON with its class and
+//! its position on the active path (`NULL` off it), the row's `leaf` and `path_len`, and
+//! `projected`, the log chunk the rows reflect — written in the same transaction as each chunk by
+//! `project` (`entry_rows.rs`), trusted by a read only while `projected = version`, so a cold
+//! instance reads a page of a path without replaying the log (`read.rs`). Ids are `bytea`: a
+//! session or attachment id may hold any character, NUL included.
 
 use session_core::wire::ListOrder;
 use session_core::StoreError;
@@ -18,7 +23,7 @@ use tokio_postgres::Client;
 use super::db::db_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// Migration `i` brings the schema from version `i` to `i + 1`; `{s}` stands for the schema.
 const MIGRATIONS: &[&str] = &[
@@ -67,6 +72,39 @@ CREATE TABLE {s}.followers (
     at timestamptz NOT NULL DEFAULT now()
 );
 "#,
+    r#"
+ALTER TABLE {s}.sessions ADD COLUMN projected bigint NOT NULL DEFAULT -1,
+    ADD COLUMN leaf bytea, ADD COLUMN path_len bigint NOT NULL DEFAULT 0;
+CREATE TABLE {s}.entries (
+    session_id bytea NOT NULL,
+    entry_id bytea NOT NULL,
+    pos bigint,
+    class smallint NOT NULL,
+    body text NOT NULL,
+    PRIMARY KEY (session_id, entry_id)
+);
+CREATE INDEX entries_path ON {s}.entries (session_id, pos) WHERE pos IS NOT NULL;
+CREATE FUNCTION {s}.project(p_sid bytea, p_whole boolean, p_cut bigint, p_moved bytea[],
+    p_moved_pos bigint[], p_ids bytea[], p_pos bigint[], p_classes smallint[], p_bodies text[],
+    p_leaf bytea, p_len bigint, p_current boolean) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_whole THEN
+        DELETE FROM {s}.entries WHERE session_id = p_sid;
+    ELSE
+        UPDATE {s}.entries SET pos = NULL WHERE session_id = p_sid AND pos >= p_cut;
+        UPDATE {s}.entries e SET pos = m.at FROM unnest(p_moved, p_moved_pos) AS m(id, at)
+            WHERE e.session_id = p_sid AND e.entry_id = m.id;
+    END IF;
+    INSERT INTO {s}.entries (session_id, entry_id, pos, class, body)
+        SELECT p_sid, r.id, r.at, r.class, r.body
+        FROM unnest(p_ids, p_pos, p_classes, p_bodies) AS r(id, at, class, body)
+        ON CONFLICT (session_id, entry_id)
+        DO UPDATE SET pos = EXCLUDED.pos, class = EXCLUDED.class, body = EXCLUDED.body;
+    UPDATE {s}.sessions SET leaf = p_leaf, path_len = p_len,
+        projected = CASE WHEN p_current THEN version ELSE -1 END
+        WHERE session_id = p_sid;
+END $$;
+"#,
 ];
 
 /// Whether `schema` may name our schema: lowercase ASCII letters, digits and `_`, not starting
@@ -87,7 +125,8 @@ pub struct Sql {
     pub catch_up: String,
     /// `$1` sid: makes sure the session's row exists, so that it can be locked.
     pub ensure_row: String,
-    /// `$1` sid → base, version, chunks, row locked until the transaction ends.
+    /// `$1` sid → base, version, chunks, whether the entry rows reflect the log (`projected =
+    /// version`); the row locked until the transaction ends.
     pub lock_row: String,
     /// `$1` sid, `$2` lines → the new chunk's n.
     pub insert_chunk: String,
@@ -140,6 +179,21 @@ pub struct Sql {
     pub delete_attachment: String,
     /// `$1` sid.
     pub delete_attachments: String,
+    /// The entry rows' `project` (`entry_rows.rs`), its twelve parameters in order.
+    pub project: String,
+    /// `$1` sid → its active leaf; no row when the entry rows are not current (or no session).
+    pub rows_leaf: String,
+    /// `$1` sid, `$2` entry id → the entry's JSON (`NULL`: no such entry); no row as above.
+    pub rows_entry: String,
+    /// `$1` sid, `$2` entry id or `NULL` → leaf, path length, the entry's position and class on
+    /// the active path (`NULL`s: not on it); no row as above.
+    pub rows_locate: String,
+    /// `$1` sid, `$2` position, `$3` classes, `$4` limit → leaf, then position and JSON of
+    /// the first `limit` active-path entries of the classes at or after the position (`NULL`s:
+    /// none); no row as above.
+    pub rows_after: String,
+    /// As `rows_after`: the last `limit` before the position, newest first.
+    pub rows_before: String,
 }
 
 impl Sql {
@@ -182,7 +236,8 @@ impl Sql {
                  ON CONFLICT (session_id) DO NOTHING"
             ),
             lock_row: format!(
-                "SELECT base, version, chunks FROM {s}.sessions WHERE session_id = $1 FOR UPDATE"
+                "SELECT base, version, chunks, projected = version FROM {s}.sessions \
+                 WHERE session_id = $1 FOR UPDATE"
             ),
             insert_chunk: format!(
                 "INSERT INTO {s}.log (session_id, n, lines) VALUES ($1, nextval('{s}.log_n'), $2) \
@@ -248,8 +303,58 @@ impl Sql {
                  RETURNING 1"
             ),
             delete_attachments: format!("DELETE FROM {s}.attachments WHERE session_id = $1"),
+            project: format!(
+                "SELECT {s}.project($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+            ),
+            rows_leaf: format!(
+                "SELECT leaf FROM {s}.sessions WHERE session_id = $1 AND projected = version"
+            ),
+            rows_entry: format!(
+                "SELECT e.body FROM {s}.sessions s LEFT JOIN {s}.entries e \
+                 ON e.session_id = s.session_id AND e.entry_id = $2 \
+                 WHERE s.session_id = $1 AND s.projected = s.version"
+            ),
+            rows_locate: format!(
+                "SELECT s.leaf, s.path_len, e.pos, e.class FROM {s}.sessions s \
+                 LEFT JOIN {s}.entries e ON e.session_id = s.session_id \
+                 AND e.entry_id = $2::bytea AND e.pos IS NOT NULL \
+                 WHERE s.session_id = $1 AND s.projected = s.version"
+            ),
+            rows_after: rows_window(s, ">=", "ASC"),
+            rows_before: rows_window(s, "<", "DESC"),
         }
     }
+}
+
+impl Sql {
+    /// Prepares the statements of a page read on `client`, all in one round trip.
+    pub async fn prepare_reads(
+        &self,
+        client: &impl deadpool_postgres::GenericClient,
+    ) -> Result<(), StoreError> {
+        tokio::try_join!(
+            client.prepare_cached(&self.meta),
+            client.prepare_cached(&self.rows_leaf),
+            client.prepare_cached(&self.rows_entry),
+            client.prepare_cached(&self.rows_locate),
+            client.prepare_cached(&self.rows_after),
+            client.prepare_cached(&self.rows_before)
+        )
+        .map_err(|e| db_error("prepare the reads", &e))?;
+        Ok(())
+    }
+}
+
+/// A window of the active path from the entry rows (`cmp` the position, `dir` the order). The
+/// classes are a list, not a bit mask: the planner estimates `class = ANY(…)` from the column's
+/// statistics, while a mask expression's default estimate made it sort a whole session's rows.
+fn rows_window(s: &str, cmp: &str, dir: &str) -> String {
+    format!(
+        "SELECT s.leaf, e.pos, e.body FROM {s}.sessions s LEFT JOIN LATERAL \
+         (SELECT pos, body FROM {s}.entries WHERE session_id = s.session_id AND pos {cmp} $2 \
+         AND class = ANY($3::smallint[]) ORDER BY pos {dir} LIMIT $4) e ON true \
+         WHERE s.session_id = $1 AND s.projected = s.version"
+    )
 }
 
 /// Brings the schema to [`SCHEMA_VERSION`]: in one transaction holding an advisory lock on the

@@ -31,11 +31,11 @@ impl PgStore {
         let cached = guard.take();
         let (client, begun) = self.db.hold(move |client| async move {
             let mut cached = cached;
-            begin_locked(&*client, &sql, &id, &mut cached).await.map(|()| cached)
+            begin_locked(&*client, &sql, &id, &mut cached).await.map(|current| (cached, current))
         })?;
-        let replayed = match begun {
-            Ok(Some(replayed)) => replayed,
-            Ok(None) => {
+        let (replayed, current) = match begun {
+            Ok((Some(replayed), current)) => (replayed, current),
+            Ok((None, _)) => {
                 self.rollback(client);
                 return Err(StoreError::Internal("no cached state".into()));
             }
@@ -73,7 +73,8 @@ impl PgStore {
         let (sql, instance) = (self.sql.clone(), self.instance.clone());
         let applied = self.db.run_on(&client, move |client| async move {
             let mut cached = Some(replayed);
-            let applied = apply_and_commit(&*client, &sql, &instance, &changes, &mut cached).await;
+            let applied =
+                apply_and_commit(&*client, &sql, &instance, &changes, &mut cached, current).await;
             applied.map(|applied| (applied, cached))
         });
         match applied {

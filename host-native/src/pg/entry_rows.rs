@@ -1,0 +1,177 @@
+//! The entry rows a change set leaves behind, written in its transaction right after its log
+//! chunk: each entry the change set touched (its JSON, class and active-path position), the
+//! active path's moves (the positions past where the new path leaves the old one are cleared,
+//! the new path's entries past it get theirs) and the row's `leaf`, `path_len` and `projected`.
+//! They are what a cold instance reads a page from (`read.rs`); the log stays the only truth, so
+//! whenever the rows were not current before the write (a session written by an older build, or
+//! by `migrate`), an entry moved to another parent, entries were deleted, or the active path is
+//! broken, all of the session's rows are rewritten from the caught-up state instead (or marked
+//! not current, so reads replay the log and fail as a walk of the chain does).
+
+use deadpool_postgres::GenericClient;
+use session_core::path_index::EntryClass;
+use session_core::record::SessionState;
+use session_core::store::Write;
+use session_core::wire::SessionEntry;
+use session_core::StoreError;
+
+use super::db::query;
+use super::schema::Sql;
+
+/// What the entry rows need to know of a session before its change set is planned.
+#[derive(Debug)]
+pub struct Before {
+    leaf: Option<String>,
+    len: usize,
+    /// All rows are rewritten (see the module docs).
+    whole: bool,
+}
+
+impl Before {
+    /// `state` before `writes` are planned on it; `current`: its rows reflected its log.
+    pub fn of(state: &SessionState, writes: &[Write], current: bool) -> Before {
+        let moves = writes.iter().any(|write| match write {
+            Write::DeleteEntries => true,
+            Write::PutEntry(new) => {
+                state.entries.get(new.id()).is_some_and(|old| old.parent_id() != new.parent_id())
+            }
+            _ => false,
+        });
+        let index = state.path_index();
+        Before {
+            leaf: state.leaf.clone(),
+            len: index.len(),
+            whole: !current || moves || index.broken().is_some(),
+        }
+    }
+}
+
+/// The parameters of one `project` call (`schema.rs`).
+#[derive(Debug, Default)]
+pub struct EntryRows {
+    whole: bool,
+    cut: i64,
+    moved: Vec<Vec<u8>>,
+    moved_at: Vec<i64>,
+    ids: Vec<Vec<u8>>,
+    at: Vec<Option<i64>>,
+    classes: Vec<i16>,
+    bodies: Vec<String>,
+    leaf: Option<Vec<u8>>,
+    len: i64,
+    current: bool,
+}
+
+impl EntryRows {
+    /// The rows `writes`, planned on a state that was `before`, leave in `state`.
+    pub fn after(before: &Before, state: &SessionState, writes: &[Write]) -> EntryRows {
+        let index = state.path_index();
+        let mut rows = EntryRows {
+            leaf: state.leaf.as_ref().map(|leaf| leaf.as_bytes().to_vec()),
+            len: index.len() as i64,
+            current: index.broken().is_none(),
+            ..EntryRows::default()
+        };
+        let touched = touched_ids(writes);
+        let cut = match before.whole {
+            true => None,
+            false => junction(before, state),
+        };
+        let Some(cut) = cut.filter(|_| rows.current) else {
+            rows.whole = true;
+            if rows.current {
+                state.entries.values().for_each(|entry| rows.put(state, entry));
+            }
+            return rows;
+        };
+        rows.cut = cut as i64;
+        for at in cut..index.len() {
+            match index.id_at(at) {
+                Some(id) if !touched.contains(&id) => {
+                    rows.moved.push(id.as_bytes().to_vec());
+                    rows.moved_at.push(at as i64);
+                }
+                _ => {}
+            }
+        }
+        for id in touched {
+            match state.entries.get(id) {
+                Some(entry) => rows.put(state, entry),
+                // Not kept (a refused or idempotent write names it): the log decides, rebuild.
+                None => {
+                    let whole = Before { leaf: None, len: 0, whole: true };
+                    return EntryRows::after(&whole, state, &[]);
+                }
+            }
+        }
+        rows
+    }
+
+    fn put(&mut self, state: &SessionState, entry: &SessionEntry) {
+        self.ids.push(entry.id().as_bytes().to_vec());
+        self.at.push(state.path_index().position(entry.id()).map(|at| at as i64));
+        self.classes.push(EntryClass::of(entry) as i16);
+        self.bodies.push(serde_json::to_string(entry).unwrap_or_default());
+    }
+
+    /// Writes these rows for session `key` (after its chunk, in the same transaction).
+    pub async fn write(
+        &self,
+        client: &impl GenericClient,
+        sql: &Sql,
+        key: &[u8],
+    ) -> Result<(), StoreError> {
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 12] = [
+            &key,
+            &self.whole,
+            &self.cut,
+            &self.moved,
+            &self.moved_at,
+            &self.ids,
+            &self.at,
+            &self.classes,
+            &self.bodies,
+            &self.leaf,
+            &self.len,
+            &self.current,
+        ];
+        query(client, "write the entry rows", &sql.project, &params).await?;
+        Ok(())
+    }
+}
+
+/// Ids of the entries `writes` may change.
+fn touched_ids(writes: &[Write]) -> Vec<&str> {
+    let mut ids: Vec<&str> = Vec::new();
+    for write in writes {
+        let id = match write {
+            Write::PutEntry(entry) | Write::CommitAppend { entry, .. } => entry.id(),
+            Write::AppendDelta { delta, .. } => delta.entry_id.as_str(),
+            _ => continue,
+        };
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// How many leading positions the active path of `state` shares with the one `before` had,
+/// found walking back from the old leaf (entries keep their parents, else `before.whole`); `None`
+/// when the old path cannot be walked in `state`.
+fn junction(before: &Before, state: &SessionState) -> Option<usize> {
+    let index = state.path_index();
+    let mut next = before.leaf.as_deref();
+    let mut len = before.len;
+    while let Some(id) = next {
+        if len == 0 {
+            return None;
+        }
+        if index.id_at(len - 1) == Some(id) {
+            return Some(len);
+        }
+        next = state.entries.get(id)?.parent_id();
+        len -= 1;
+    }
+    (len == 0).then_some(0)
+}
