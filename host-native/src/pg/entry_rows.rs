@@ -3,10 +3,10 @@
 //! active path's moves (the positions past where the new path leaves the old one are cleared,
 //! the new path's entries past it get theirs) and the row's `leaf`, `path_len` and `projected`.
 //! They are what a cold instance reads a page from (`read.rs`); the log stays the only truth, so
-//! whenever the rows were not current before the write (a session written by an older build, or
-//! by `migrate`), an entry moved to another parent, entries were deleted, or the active path is
-//! broken, all of the session's rows are rewritten from the caught-up state instead (or marked
-//! not current, so reads replay the log and fail as a walk of the chain does).
+//! whenever the rows were not current before the write (a session an older build wrote), an
+//! entry moved to another parent, entries were deleted, or the active path is broken, all of the
+//! session's rows are rewritten from the caught-up state instead (or marked not current, so reads
+//! replay the log and fail as a walk of the chain does).
 
 use deadpool_postgres::GenericClient;
 use session_core::path_index::EntryClass;
@@ -98,13 +98,15 @@ impl EntryRows {
             match state.entries.get(id) {
                 Some(entry) => rows.put(state, entry),
                 // Not kept (a refused or idempotent write names it): the log decides, rebuild.
-                None => {
-                    let whole = Before { leaf: None, len: 0, whole: true };
-                    return EntryRows::after(&whole, state, &[]);
-                }
+                None => return EntryRows::whole(state),
             }
         }
         rows
+    }
+
+    /// All rows of `state`, replacing what the session had (`migrate`).
+    pub fn whole(state: &SessionState) -> EntryRows {
+        EntryRows::after(&Before { leaf: None, len: 0, whole: true }, state, &[])
     }
 
     fn put(&mut self, state: &SessionState, entry: &SessionEntry) {

@@ -1,6 +1,6 @@
 //! Whole sessions written at once (`session-manager migrate`): a session's replayed state as the
-//! snapshot that starts its log, and its attachments, replacing whatever the schema held for it,
-//! in one transaction under the session row's lock.
+//! snapshot that starts its log, its entry rows and its attachments, replacing whatever the
+//! schema held for it, in one transaction under the session row's lock.
 
 use deadpool_postgres::Transaction;
 use session_core::record::SessionState;
@@ -10,6 +10,7 @@ use session_core::StoreError;
 use super::apply::{lock_row, put_attachment, rewrite_log};
 use super::cache::{lock, Replayed};
 use super::db::{db_error, execute};
+use super::entry_rows::EntryRows;
 use super::schema::Sql;
 use super::PgStore;
 
@@ -42,7 +43,9 @@ async fn replace(
 ) -> Result<(), StoreError> {
     lock_row(tx, sql, key).await?;
     execute(tx, "replace the attachments", &sql.delete_attachments, &[&key]).await?;
-    rewrite_log(tx, sql, key, &mut Replayed { state, ..Replayed::none() }).await?;
+    let mut replayed = Replayed { state, ..Replayed::none() };
+    rewrite_log(tx, sql, key, &mut replayed).await?;
+    EntryRows::whole(&replayed.state).write(tx, sql, key).await?;
     for (meta, bytes) in attachments {
         put_attachment(tx, sql, key, meta, bytes).await?;
     }
