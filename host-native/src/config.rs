@@ -10,6 +10,7 @@ use serde_json::Value;
 use session_core::Limits;
 
 use crate::fs::SyncMode;
+pub use crate::pg::PostgresAdapterConfig;
 
 /// The configuration id in the configuration worker.
 pub const CONFIG_ID: &str = "session-manager";
@@ -76,49 +77,6 @@ pub struct BridgeAdapterConfig {
     /// Per store/publish call timeout, in milliseconds.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
-}
-
-/// Config of the postgres adapter.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PostgresAdapterConfig {
-    /// libpq-style URL of the database, e.g. `postgres://user@host:5432/db` (`${VAR}` in a
-    /// `--config` seed keeps a password out of the file).
-    pub url: String,
-    /// Connections this instance keeps open at most.
-    #[serde(default = "default_max_connections")]
-    pub max_connections: usize,
-    /// The PostgreSQL schema holding the tables (created when missing): lowercase letters,
-    /// digits and `_`, starting with a letter or `_`, at most 63 bytes.
-    #[serde(default = "default_pg_schema")]
-    pub schema: String,
-}
-
-impl PostgresAdapterConfig {
-    /// Itself when its url parses and its schema is a plain identifier (rejected at parse time, so
-    /// a bad config never replaces the last good one).
-    pub fn validated(self) -> Result<Self, String> {
-        if let Err(e) = self.url.parse::<tokio_postgres::Config>() {
-            return Err(format!("postgres adapter: bad url: {e}"));
-        }
-        if !crate::pg::valid_schema_name(&self.schema) {
-            return Err(format!(
-                "postgres adapter: schema {:?} is not a plain lowercase identifier (letters, digits, _)",
-                self.schema
-            ));
-        }
-        if self.max_connections == 0 {
-            return Err("postgres adapter: max_connections must be at least 1".into());
-        }
-        Ok(self)
-    }
-}
-
-fn default_max_connections() -> usize {
-    8
-}
-fn default_pg_schema() -> String {
-    "session_manager".into()
 }
 
 fn default_list_limit() -> usize {
@@ -211,11 +169,11 @@ impl AdapterConfig {
     /// URL (keeping the schema and pool size of a stored postgres adapter).
     pub fn with_postgres_url(&self, url: Option<&str>) -> AdapterConfig {
         let Some(url) = url else { return self.clone() };
-        let (max_connections, schema) = match self {
-            AdapterConfig::Postgres(pg) => (pg.max_connections, pg.schema.clone()),
-            _ => (default_max_connections(), default_pg_schema()),
+        let kept = match self {
+            AdapterConfig::Postgres(pg) => pg.clone(),
+            _ => PostgresAdapterConfig::at(""),
         };
-        AdapterConfig::Postgres(PostgresAdapterConfig { url: url.into(), max_connections, schema })
+        AdapterConfig::Postgres(PostgresAdapterConfig { url: url.into(), ..kept })
     }
 
     /// `fs`, `bridge` or `postgres`.

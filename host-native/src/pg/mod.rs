@@ -10,6 +10,7 @@
 
 mod apply;
 mod cache;
+mod config;
 mod db;
 mod entry_rows;
 mod follow;
@@ -28,6 +29,7 @@ use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Store, StoreError};
 use tokio_postgres::Row;
 
+pub use config::PostgresAdapterConfig;
 pub use db::CALL_TIMEOUT;
 pub use follow::{Follower, Publisher};
 pub use schema::{valid_schema_name, SCHEMA_VERSION};
@@ -35,8 +37,6 @@ pub use schema::{valid_schema_name, SCHEMA_VERSION};
 use cache::{catch_up, lock, Cache};
 use db::Db;
 use schema::Sql;
-
-use crate::config::PostgresAdapterConfig;
 
 /// Sessions an instance keeps replayed by default.
 pub const CACHED_SESSIONS: usize = 1024;
