@@ -96,8 +96,8 @@ pub async fn apply_and_commit(
         LogChange::Append(records) if !compact => {
             // The chunk, the row, the entry rows, the outbox and the commit in one round trip.
             let (n, base) = tokio::try_join!(
-                append_chunk(client, sql, key, &records, state),
-                entry_rows.write(client, sql, key),
+                append_chunk(client, sql, key, &records, state, &entry_rows),
+                entry_rows.write(client, sql, key, false),
                 outbox(client, sql, key, seqs, instance),
                 commit(client)
             )?
@@ -112,7 +112,7 @@ pub async fn apply_and_commit(
         }
     }
     tokio::try_join!(
-        entry_rows.write(client, sql, key),
+        entry_rows.write(client, sql, key, true),
         outbox(client, sql, key, seqs, instance),
         commit(client)
     )?;
@@ -212,20 +212,22 @@ async fn outbox(
     Ok(())
 }
 
-/// Appends one chunk and moves the row onto it in one statement; the chunk's number and the
-/// log's base.
+/// Appends one chunk and moves the row onto it (with its entry rows' columns) in one statement;
+/// the chunk's number and the log's base.
 async fn append_chunk(
     client: &impl GenericClient,
     sql: &Sql,
     key: &[u8],
     records: &[session_core::record::Record],
     state: &SessionState,
+    entry_rows: &EntryRows,
 ) -> Result<(i64, i64), StoreError> {
     let bytes = jsonl::encode_records(records);
     let lines = chunk_text(&bytes)?;
     let (text, created, updated) = meta_columns(state);
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
-        [&key, &lines, &text, &created, &updated];
+    let (leaf, len, current) = entry_rows.row();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
+        [&key, &lines, &text, &created, &updated, leaf, len, current];
     let rows = query(client, "append to the session log", &sql.append_chunk, &params).await?;
     let row = rows.first().ok_or_else(|| StoreError::Internal("no session row".into()))?;
     Ok((row.get(0), row.get(1)))

@@ -50,7 +50,8 @@ impl Before {
 #[derive(Debug, Default)]
 pub struct EntryRows {
     whole: bool,
-    cut: i64,
+    /// Positions from here on are cleared (`None`: the old path had none past the junction).
+    cut: Option<i64>,
     moved: Vec<Vec<u8>>,
     moved_at: Vec<i64>,
     ids: Vec<Vec<u8>>,
@@ -84,7 +85,7 @@ impl EntryRows {
             }
             return rows;
         };
-        rows.cut = cut as i64;
+        rows.cut = (cut < before.len).then_some(cut as i64);
         for at in cut..index.len() {
             match index.id_at(at) {
                 Some(id) if !touched.contains(&id) => {
@@ -116,14 +117,22 @@ impl EntryRows {
         self.bodies.push(serde_json::to_string(entry).unwrap_or_default());
     }
 
-    /// Writes these rows for session `key` (after its chunk, in the same transaction).
+    /// The session row's columns these rows set: `leaf`, `path_len` and whether they are
+    /// current (`append_chunk` sets them with the chunk's number).
+    pub fn row(&self) -> (&Option<Vec<u8>>, &i64, &bool) {
+        (&self.leaf, &self.len, &self.current)
+    }
+
+    /// Writes these rows for session `key` (after its chunk, in the same transaction), and with
+    /// `row` the session row's columns too ([`EntryRows::row`]; else the chunk's statement did).
     pub async fn write(
         &self,
         client: &impl GenericClient,
         sql: &Sql,
         key: &[u8],
+        row: bool,
     ) -> Result<(), StoreError> {
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 12] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 13] = [
             &key,
             &self.whole,
             &self.cut,
@@ -136,6 +145,7 @@ impl EntryRows {
             &self.leaf,
             &self.len,
             &self.current,
+            &row,
         ];
         query(client, "write the entry rows", &sql.project, &params).await?;
         Ok(())

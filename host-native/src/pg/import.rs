@@ -45,7 +45,7 @@ async fn replace(
     execute(tx, "replace the attachments", &sql.delete_attachments, &[&key]).await?;
     let mut replayed = Replayed { state, ..Replayed::none() };
     rewrite_log(tx, sql, key, &mut replayed).await?;
-    EntryRows::whole(&replayed.state).write(tx, sql, key).await?;
+    EntryRows::whole(&replayed.state).write(tx, sql, key, true).await?;
     for (meta, bytes) in attachments {
         put_attachment(tx, sql, key, meta, bytes).await?;
     }

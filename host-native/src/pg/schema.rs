@@ -86,23 +86,31 @@ CREATE TABLE {s}.entries (
 CREATE INDEX entries_path ON {s}.entries (session_id, pos) WHERE pos IS NOT NULL;
 CREATE FUNCTION {s}.project(p_sid bytea, p_whole boolean, p_cut bigint, p_moved bytea[],
     p_moved_pos bigint[], p_ids bytea[], p_pos bigint[], p_classes smallint[], p_bodies text[],
-    p_leaf bytea, p_len bigint, p_current boolean) RETURNS void LANGUAGE plpgsql AS $$
+    p_leaf bytea, p_len bigint, p_current boolean, p_row boolean) RETURNS void
+    LANGUAGE plpgsql AS $$
 BEGIN
     IF p_whole THEN
         DELETE FROM {s}.entries WHERE session_id = p_sid;
-    ELSE
+    END IF;
+    IF p_cut IS NOT NULL THEN
         UPDATE {s}.entries SET pos = NULL WHERE session_id = p_sid AND pos >= p_cut;
+    END IF;
+    IF cardinality(p_moved) > 0 THEN
         UPDATE {s}.entries e SET pos = m.at FROM unnest(p_moved, p_moved_pos) AS m(id, at)
             WHERE e.session_id = p_sid AND e.entry_id = m.id;
     END IF;
-    INSERT INTO {s}.entries (session_id, entry_id, pos, class, body)
-        SELECT p_sid, r.id, r.at, r.class, r.body
-        FROM unnest(p_ids, p_pos, p_classes, p_bodies) AS r(id, at, class, body)
-        ON CONFLICT (session_id, entry_id)
-        DO UPDATE SET pos = EXCLUDED.pos, class = EXCLUDED.class, body = EXCLUDED.body;
-    UPDATE {s}.sessions SET leaf = p_leaf, path_len = p_len,
-        projected = CASE WHEN p_current THEN version ELSE -1 END
-        WHERE session_id = p_sid;
+    IF cardinality(p_ids) > 0 THEN
+        INSERT INTO {s}.entries (session_id, entry_id, pos, class, body)
+            SELECT p_sid, r.id, r.at, r.class, r.body
+            FROM unnest(p_ids, p_pos, p_classes, p_bodies) AS r(id, at, class, body)
+            ON CONFLICT (session_id, entry_id)
+            DO UPDATE SET pos = EXCLUDED.pos, class = EXCLUDED.class, body = EXCLUDED.body;
+    END IF;
+    IF p_row THEN
+        UPDATE {s}.sessions SET leaf = p_leaf, path_len = p_len,
+            projected = CASE WHEN p_current THEN version ELSE -1 END
+            WHERE session_id = p_sid;
+    END IF;
 END $$;
 "#,
 ];
@@ -130,8 +138,9 @@ pub struct Sql {
     pub lock_row: String,
     /// `$1` sid, `$2` lines → the new chunk's n.
     pub insert_chunk: String,
-    /// `$1` sid, `$2` lines, `$3` meta, `$4` created_at, `$5` updated_at: the chunk appended and
-    /// the row moved onto it → the chunk's n, the log's base.
+    /// `$1` sid, `$2` lines, `$3` meta, `$4` created_at, `$5` updated_at, `$6` leaf, `$7` path
+    /// length, `$8` whether the entry rows are current: the chunk appended and the row moved onto
+    /// it → the chunk's n, the log's base.
     pub append_chunk: String,
     /// `$1` sid.
     pub delete_log: String,
@@ -179,7 +188,7 @@ pub struct Sql {
     pub delete_attachment: String,
     /// `$1` sid.
     pub delete_attachments: String,
-    /// The entry rows' `project` (`entry_rows.rs`), its twelve parameters in order.
+    /// The entry rows' `project` (`entry_rows.rs`), its thirteen parameters in order.
     pub project: String,
     /// `$1` sid → its active leaf; no row when the entry rows are not current (or no session).
     pub rows_leaf: String,
@@ -248,7 +257,9 @@ impl Sql {
                  VALUES ($1, nextval('{s}.log_n'), $2) RETURNING n) \
                  UPDATE {s}.sessions r SET base = CASE WHEN r.base <= 0 THEN c.n ELSE r.base END, \
                  version = c.n, chunks = r.chunks + 1, meta = $3, created_at = $4, \
-                 updated_at = $5 FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
+                 updated_at = $5, leaf = $6, path_len = $7, \
+                 projected = CASE WHEN $8 THEN c.n ELSE -1 END \
+                 FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
             ),
             delete_log: format!("DELETE FROM {s}.log WHERE session_id = $1"),
             update_row: format!(
@@ -304,7 +315,7 @@ impl Sql {
             ),
             delete_attachments: format!("DELETE FROM {s}.attachments WHERE session_id = $1"),
             project: format!(
-                "SELECT {s}.project($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+                "SELECT {s}.project($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
             ),
             rows_leaf: format!(
                 "SELECT leaf FROM {s}.sessions WHERE session_id = $1 AND projected = version"
