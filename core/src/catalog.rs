@@ -86,6 +86,20 @@ pub struct Effects {
 }
 
 impl Effects {
+    /// The size budget of a request to a function with these effects:
+    /// [`MAX_REQUEST_BYTES`](crate::limits::MAX_REQUEST_BYTES), or for one that carries
+    /// attachment bytes (the two `put-attachment` functions) enough for `max_attachment_bytes` in
+    /// base64 plus 64 KiB.
+    pub fn request_budget(self, limits: &crate::env::Limits) -> usize {
+        let max = crate::limits::MAX_REQUEST_BYTES;
+        if self.attachments != Attachments::BytesInRequest {
+            return max;
+        }
+        let bytes = usize::try_from(limits.max_attachment_bytes).unwrap_or(usize::MAX);
+        let base64 = bytes.div_ceil(3).saturating_mul(4);
+        max.max(base64.saturating_add(64 << 10))
+    }
+
     /// A read of sessions or entries.
     pub const READ: Effects =
         Effects { writes: false, lock: LockKey::None, attachments: Attachments::None };
@@ -185,7 +199,7 @@ pub fn decode_request<T: DeserializeOwned>(payload: Value) -> Result<T> {
     decode_request_within(payload, crate::limits::MAX_REQUEST_BYTES)
 }
 
-/// [`decode_request`] with a size budget of `max_bytes` ([`crate::limits::request_budget`]).
+/// [`decode_request`] with a size budget of `max_bytes` ([`Effects::request_budget`]).
 pub fn decode_request_within<T: DeserializeOwned>(payload: Value, max_bytes: usize) -> Result<T> {
     let payload = checked_object(payload, max_bytes)?;
     serde_json::from_value(payload).map_err(SessionError::bad_request_shape)
@@ -265,7 +279,7 @@ macro_rules! run {
     ($store:ident, $env:ident, $payload:ident, $effects:ident, $Req:ty => $Resp:ty,
         |$s:ident, $e:ident, $r:ident| $body:expr) => {
         (|| {
-            let budget = crate::limits::request_budget(Effects::$effects, &$env.limits);
+            let budget = Effects::$effects.request_budget(&$env.limits);
             let $r: $Req = decode_request_within($payload, budget)?;
             let ($s, $e) = ($store, $env);
             let outcome = $body?;

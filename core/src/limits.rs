@@ -7,8 +7,6 @@ use alloc::format;
 use alloc::vec::Vec;
 use serde_json::Value;
 
-use crate::catalog::{Attachments, Effects};
-use crate::env::Limits;
 use crate::error::{Result, SessionError};
 use crate::jsonl::enc_len;
 
@@ -47,18 +45,6 @@ const ID_PATHS: &[&[&str]] = &[
 
 /// Arrays of ids.
 const ID_LIST_PATHS: &[&[&str]] = &[&["entry_ids"], &["attachment_ids"]];
-
-/// The size budget of a request to a function with these catalog [`Effects`]:
-/// [`MAX_REQUEST_BYTES`], or for one that carries attachment bytes (the two `put-attachment`
-/// functions) enough for `max_attachment_bytes` in base64 plus 64 KiB.
-pub fn request_budget(effects: Effects, limits: &Limits) -> usize {
-    if effects.attachments != Attachments::BytesInRequest {
-        return MAX_REQUEST_BYTES;
-    }
-    let bytes = usize::try_from(limits.max_attachment_bytes).unwrap_or(usize::MAX);
-    let base64 = bytes.div_ceil(3).saturating_mul(4);
-    MAX_REQUEST_BYTES.max(base64.saturating_add(64 << 10))
-}
 
 /// Checks depth, size and ids of a request. On refusal the payload is taken apart iteratively.
 pub fn check(payload: Value, max_bytes: usize) -> Result<Value> {

@@ -234,7 +234,7 @@ async fn main() {
         identity: WorkerIdentityMode::Explicit,
         ..Default::default()
     };
-    let iii = register_worker(&args.url, session_manager::worker::with_telemetry(options));
+    let iii = register_worker(&args.url, session_manager::telemetry::with_telemetry(options));
 
     // Deliveries go to a channel; one task applies them, in arrival order, with the reads.
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();

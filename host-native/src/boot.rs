@@ -27,7 +27,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
         ..WorkerMetadata::default()
     };
     let options = InitOptions { metadata: Some(metadata), ..Default::default() };
-    let iii = register_worker(&cli.url, crate::worker::with_telemetry(options));
+    let iii = register_worker(&cli.url, crate::telemetry::with_telemetry(options));
     crate::nodelay::spawn_keeper();
     tokio::select! {
         registered = engine_wait::until_registered(&iii, &cli.url) => registered?,

@@ -31,6 +31,7 @@ pub mod procfs;
 pub mod reload;
 pub mod runtime;
 pub mod seed;
+pub mod telemetry;
 pub mod transfer;
 pub mod triggers;
 pub mod worker;

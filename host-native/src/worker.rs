@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use iii_sdk::{Error, IIIClient, InitOptions};
+use iii_sdk::{Error, IIIClient};
 use serde_json::Value;
 use session_core::catalog::{self, Attachments, OpKind, Operation};
 use session_core::wire::ReloadStatus;
@@ -206,7 +206,7 @@ impl Worker {
             // The inline try works on a copy (the payload is kept for a retry on a blocking
             // thread), and cloning a `Value` recurses: first refuse what the core refuses for its
             // depth or size, so no payload of any depth is ever cloned.
-            let budget = session_core::limits::request_budget(op.effects, &limits);
+            let budget = op.effects.request_budget(&limits);
             payload = session_core::limits::check(payload, budget).map_err(|e| remote(&e))?;
             if op.effects.writes {
                 let redraw = Arc::new(crate::clock::Redraw::new(self.sources.ids.clone()));
@@ -292,36 +292,6 @@ fn inline_candidate(op: &Operation, sync: SyncMode) -> bool {
 /// of appends and plain records and reads nothing after it (the view never refuses once it
 /// wrote). They are the hot path of a busy session (issue 16: no blocking-thread hand-off).
 const INLINE_WRITES: [&str; 2] = ["session::append", "session::append-delta"];
-
-/// Whether this process exports OpenTelemetry data (spans, logs, metrics) to the engine: only
-/// when `OTEL_ENABLED` is `true` or `1`. Off by default, unlike iii-sdk's default: every function
-/// of the worker is registered `trace_hidden`, and the SDK's span per invocation (with the
-/// payloads serialized into it) and its exporter cost about as much CPU as the rest of a call.
-pub fn telemetry_enabled() -> bool {
-    std::env::var("OTEL_ENABLED").is_ok_and(|v| v == "true" || v == "1")
-}
-
-/// `options` with OpenTelemetry export set by [`telemetry_enabled`]. Use it for every engine
-/// connection of the process: the SDK's telemetry is process-wide and the first connection to
-/// start decides.
-pub fn with_telemetry(mut options: InitOptions) -> InitOptions {
-    let mut otel = options.otel.take().unwrap_or_default();
-    otel.enabled = Some(telemetry_enabled());
-    options.otel = Some(otel);
-    options
-}
-
-/// A client connection named `name` with the worker's telemetry setting (the load tools' own
-/// connections: their floor then pays what the worker pays).
-pub fn client_connection(url: &str, name: &str) -> iii_sdk::IIIClient {
-    let meta = iii_sdk::runtime::WorkerMetadata { name: name.into(), ..Default::default() };
-    let options = InitOptions {
-        metadata: Some(meta),
-        identity: iii_sdk::WorkerIdentityMode::Explicit,
-        ..Default::default()
-    };
-    iii_sdk::register_worker(url, with_telemetry(options))
-}
 
 /// The store part of a call: decide, apply, encode.
 fn run(

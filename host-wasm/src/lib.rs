@@ -7,6 +7,7 @@
 
 #[cfg(feature = "schema")]
 pub mod api_schema;
+mod call_event;
 mod convert;
 mod feed;
 mod workspace;

@@ -8,8 +8,8 @@ use session_core::{catalog, simulate, transfer};
 use session_core::{Env, Limits, ManualClock, MemStore, RandomIds, SeqIds, SessionError};
 use wasm_bindgen::prelude::*;
 
+use crate::call_event::CallEvent;
 use crate::convert::{bytes, error, from_js, to_js};
-use crate::feed::CallEvent;
 
 /// `Date.now()`.
 struct SystemClock;

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::catalog;
 use crate::error::ErrorCode;
-use crate::{Env, ManualClock, MemStore, SeqIds};
+use crate::{Env, Limits, ManualClock, MemStore, SeqIds};
 
 fn code(result: Result<Value>) -> Option<ErrorCode> {
     result.err().map(|e| e.code)
@@ -46,7 +46,7 @@ fn size_is_about_the_json_length() {
 fn attachment_budget_follows_the_configured_limit() {
     let small = Limits { max_attachment_bytes: 10, ..Limits::default() };
     let budget = |id: &str, limits: &Limits| {
-        request_budget(crate::catalog::operation(id).expect("catalog id").effects, limits)
+        crate::catalog::operation(id).expect("catalog id").effects.request_budget(limits)
     };
     assert_eq!(budget("session::put-attachment", &small), MAX_REQUEST_BYTES);
     let big = Limits { max_attachment_bytes: 300 << 20, ..Limits::default() };

@@ -314,7 +314,7 @@ fn pct(sorted: &[u64], p: f64) -> f64 {
 
 /// A connection with the worker's telemetry setting.
 fn connect(url: &str, name: &str) -> IIIClient {
-    session_manager::worker::client_connection(url, name)
+    session_manager::telemetry::client_connection(url, name)
 }
 
 /// The line the fsync probe and [`NOOP_DURABLE`] write: about one `append` record of this tool.

@@ -544,7 +544,7 @@ fn loadavg() -> String {
 async fn main() {
     let args = Args::parse();
     let command: Vec<String> = std::env::args().collect();
-    let iii = session_manager::worker::client_connection(&args.url, "session-reads");
+    let iii = session_manager::telemetry::client_connection(&args.url, "session-reads");
     iii.register_function(
         NOOP,
         RegisterFunction::new_async(|p: Value| async move {

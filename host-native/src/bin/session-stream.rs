@@ -173,7 +173,7 @@ fn start(args: &Args) -> Procs {
 
 /// A connection with the worker's telemetry setting.
 fn connect(url: &str, name: &str) -> IIIClient {
-    session_manager::worker::client_connection(url, name)
+    session_manager::telemetry::client_connection(url, name)
 }
 
 /// One call, bounded twice: the engine's `timeout_ms` and a local timer a second later.

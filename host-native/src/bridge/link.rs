@@ -87,7 +87,7 @@ impl Bridge {
             identity: WorkerIdentityMode::Explicit,
             ..Default::default()
         };
-        let client = register_worker(&config.url, crate::worker::with_telemetry(options));
+        let client = register_worker(&config.url, crate::telemetry::with_telemetry(options));
         let function =
             client.register_function(relay_id.clone(), relay::registration(emitter.clone()));
         let binding = client.register_trigger(RegisterTriggerInput {
