@@ -16,7 +16,8 @@ use crate::jsonl::enc_len;
 pub const MAX_DEPTH: usize = 64;
 
 /// Largest accepted request, measured as about the length of its JSON text (string and key bytes
-/// plus a few bytes per value). `put-attachment` may be larger: see [`request_budget`].
+/// plus a few bytes per value). `put-attachment` may be larger: see
+/// [`Effects::request_budget`](crate::catalog::Effects::request_budget).
 pub const MAX_REQUEST_BYTES: usize = 32 << 20;
 
 /// Longest accepted id (session, entry, parent, attachment), counted once file-name encoded

@@ -200,6 +200,36 @@ pub type Decision = Result<Option<ChangeSet>, SessionError>;
 /// The decision a backend runs inside its transaction ([`Store::transact`]).
 pub type Decide<'a> = &'a mut dyn FnMut(&dyn SessionView) -> Decision;
 
+/// The change set a backend's transaction on `session_id` applies: the decision's, when it is
+/// that session's own. Otherwise the transaction ends without writing and [`NotHere::finish`]
+/// answers after it.
+pub fn own_change_set(session_id: &str, decision: Decision) -> Result<ChangeSet, NotHere> {
+    match decision {
+        Ok(Some(changes)) if changes.session_id == session_id => Ok(changes),
+        other => Err(NotHere(other)),
+    }
+}
+
+/// A decision that writes nothing in its session's transaction ([`own_change_set`]).
+#[derive(Debug)]
+pub struct NotHere(Decision);
+
+impl NotHere {
+    /// What the transaction answers once it has ended: nothing, the decision's refusal, or a
+    /// fork's copy (a change set for a session nobody else can name yet) applied by `store` as a
+    /// write of its own.
+    pub fn finish(
+        self,
+        store: &dyn Store,
+    ) -> Result<Result<Option<Applied>, SessionError>, StoreError> {
+        match self.0 {
+            Ok(Some(elsewhere)) => Ok(Ok(Some(store.apply(&elsewhere)?))),
+            Ok(None) => Ok(Ok(None)),
+            Err(refused) => Ok(Err(refused)),
+        }
+    }
+}
+
 /// The whole path root → `leaf` as one [`PathSelect`] window.
 pub const WHOLE_PATH: PathSelect =
     PathSelect { classes: EntryClasses::ALL, from: 0, backward: false, limit: usize::MAX };

@@ -1,22 +1,22 @@
 //! One call, one transaction on the fs store: the session's slot lock is taken once, the core
 //! decides over the session as that lock holds it ([`SlotView`]: the replayed state, stub bodies
 //! read from the log, attachment files), and the change set is applied before the lock goes; its
-//! group flush is waited for after, as [`Store::apply`] does. Whatever else runs in this process
-//! — another call, a compaction, a flush — waits on the same lock, so nothing changes the
-//! session between the decision and its write.
+//! group flush is waited for after, as [`session_core::Store::apply`] does. Whatever else runs in
+//! this process — another call, a compaction, a flush — waits on the same lock, so nothing
+//! changes the session between the decision and its write.
 
 use std::path::Path;
 
-use session_core::store::{Decide, SessionView, WHOLE_PATH};
+use session_core::store::{own_change_set, Decide, SessionView, WHOLE_PATH};
 use session_core::wire::{AttachmentMeta, SessionEntry, SessionMeta};
-use session_core::{Applied, SessionError, Store, StoreError};
+use session_core::{Applied, SessionError, StoreError};
 
 use super::session::Loaded;
 use super::{not_loaded, FsStore};
 
 impl FsStore {
-    /// [`Store::transact`] of the fs store: a storage failure (outer) or what the decision
-    /// answered (inner).
+    /// [`session_core::Store::transact`] of the fs store: a storage failure (outer) or what the
+    /// decision answered (inner).
     pub(super) fn transact_in_slot(
         &self,
         sid: &str,
@@ -28,18 +28,14 @@ impl FsStore {
             let loaded = guard.as_deref().ok_or_else(not_loaded)?;
             let path = self.ctx().log_path(sid);
             let view = SlotView { fs: self, sid, loaded, path: &path };
-            let changes = match decide(&view) {
-                Ok(Some(changes)) if changes.session_id == sid => changes,
-                // Nothing to write here, or a fork's copy: that session's own transaction.
-                other => return Ok(Err(other)),
-            };
-            self.apply_held(&slot, guard, &changes, &mut tickets).map(Ok)
+            match own_change_set(sid, decide(&view)) {
+                Ok(changes) => self.apply_held(&slot, guard, &changes, &mut tickets).map(Ok),
+                Err(not_here) => Ok(Err(not_here)),
+            }
         })?;
         let applied = match decided {
             Ok(applied) => applied,
-            Err(Ok(Some(elsewhere))) => return Ok(Ok(Some(self.apply(&elsewhere)?))),
-            Err(Ok(None)) => return Ok(Ok(None)),
-            Err(Err(refused)) => return Ok(Err(refused)),
+            Err(not_here) => return not_here.finish(self),
         };
         for ticket in &tickets {
             if let Err(e) = ticket.wait(&*self.cfg.io) {

@@ -7,7 +7,7 @@
 //! could change before the apply.
 
 use session_core::state_view::{FoundAttachment, StateView};
-use session_core::store::Decide;
+use session_core::store::{own_change_set, Decide};
 use session_core::store::{Applied, ChangeSet};
 use session_core::{SessionError, StoreError};
 
@@ -47,13 +47,13 @@ impl PgStore {
         let read_attachment = |aid: &str, bytes: bool| self.attachment_in(&client, sid, aid, bytes);
         let view =
             StateView { session_id: sid, state: &replayed.state, attachments: &read_attachment };
-        let changes = match decide(&view) {
-            Ok(Some(changes)) if changes.session_id == sid => changes,
-            other => {
+        let changes = match own_change_set(sid, decide(&view)) {
+            Ok(changes) => changes,
+            Err(not_here) => {
                 // Nothing to write here: roll back (a refusal leaves no row behind, not even the
                 // one `begin_locked` made for an unknown session); the state stays cached. A
                 // change set for another session (a fork's copy) is that session's own
-                // transaction.
+                // transaction, after this one.
                 let ended =
                     self.db.run_on(&client, |client| async move { rollback(&*client).await });
                 *guard = Some(replayed);
@@ -63,11 +63,7 @@ impl PgStore {
                     return Err(e);
                 }
                 drop(client);
-                return match other {
-                    Ok(Some(elsewhere)) => Ok(Ok(Some(self.apply_alone(&elsewhere)?))),
-                    Ok(None) => Ok(Ok(None)),
-                    Err(refused) => Ok(Err(refused)),
-                };
+                return not_here.finish(self);
             }
         };
         let (sql, instance) = (self.sql.clone(), self.instance.clone());
