@@ -6,7 +6,8 @@
 //! whenever the rows were not current before the write (a session an older build wrote), an
 //! entry moved to another parent, entries were deleted, or the active path is broken, all of the
 //! session's rows are rewritten from the caught-up state instead (or marked not current, so reads
-//! replay the log and fail as a walk of the chain does).
+//! replay the log and fail as a walk of the chain does; so too when the rewrite would exceed
+//! [`WHOLE_ROWS_MAX_BYTES`]).
 
 use deadpool_postgres::GenericClient;
 use session_core::path_index::EntryClass;
@@ -17,6 +18,11 @@ use session_core::StoreError;
 
 use super::db::query;
 use super::schema::Sql;
+
+/// The most entry JSON a whole rewrite writes in the transaction of one call (which must end
+/// within [`super::CALL_TIMEOUT`]): a larger session an older build wrote keeps its rows marked
+/// not current, so its reads replay the log as they did before the rows existed.
+pub const WHOLE_ROWS_MAX_BYTES: usize = 16 << 20;
 
 /// What the entry rows need to know of a session before its change set is planned.
 #[derive(Debug)]
@@ -58,6 +64,8 @@ pub struct EntryRows {
     at: Vec<Option<i64>>,
     classes: Vec<i16>,
     bodies: Vec<String>,
+    /// The bytes of `bodies`.
+    bytes: usize,
     leaf: Option<Vec<u8>>,
     len: i64,
     current: bool,
@@ -80,8 +88,17 @@ impl EntryRows {
         };
         let Some(cut) = cut.filter(|_| rows.current) else {
             rows.whole = true;
-            if rows.current {
-                state.entries.values().for_each(|entry| rows.put(state, entry));
+            if !rows.current {
+                return rows;
+            }
+            for entry in state.entries.values() {
+                rows.put(state, entry);
+                if rows.bytes > WHOLE_ROWS_MAX_BYTES {
+                    // Too much for one call: no rows, marked not current (reads replay).
+                    (rows.ids, rows.at, rows.classes, rows.bodies) = Default::default();
+                    rows.current = false;
+                    break;
+                }
             }
             return rows;
         };
@@ -114,7 +131,9 @@ impl EntryRows {
         self.ids.push(entry.id().as_bytes().to_vec());
         self.at.push(state.path_index().position(entry.id()).map(|at| at as i64));
         self.classes.push(EntryClass::of(entry) as i16);
-        self.bodies.push(serde_json::to_string(entry).unwrap_or_default());
+        let body = serde_json::to_string(entry).unwrap_or_default();
+        self.bytes += body.len();
+        self.bodies.push(body);
     }
 
     /// The session row's columns these rows set: `leaf`, `path_len` and whether they are
@@ -186,4 +205,42 @@ fn junction(before: &Before, state: &SessionState) -> Option<usize> {
         len -= 1;
     }
     (len == 0).then_some(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use session_core::conformance::message_entry;
+    use session_core::record::Record;
+
+    fn state_of(entries: usize, text_bytes: usize) -> SessionState {
+        let mut state = SessionState::default();
+        let text = "x".repeat(text_bytes);
+        for i in 0..entries {
+            let parent = (i > 0).then(|| format!("e{}", i - 1));
+            let entry = message_entry(&format!("e{i}"), parent.as_deref(), i as i64, &text);
+            state.apply(&Record::Entry { entry });
+        }
+        state.apply(&Record::Leaf { entry_id: Some(format!("e{}", entries - 1)) });
+        state
+    }
+
+    #[test]
+    fn a_whole_rewrite_writes_every_entry_with_its_position() {
+        let rows = EntryRows::whole(&state_of(5, 10));
+        assert!(rows.whole && rows.current);
+        assert_eq!(rows.ids.len(), 5);
+        assert_eq!(rows.len, 5);
+        let mut at: Vec<Option<i64>> = rows.at.clone();
+        at.sort();
+        assert_eq!(at, (0..5).map(Some).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_whole_rewrite_too_large_for_one_call_marks_the_rows_stale() {
+        let rows = EntryRows::whole(&state_of(17, 1 << 20));
+        assert!(rows.whole && !rows.current, "rows past the cap are not current");
+        assert!(rows.ids.is_empty() && rows.bodies.is_empty());
+        assert_eq!(rows.len, 17, "the row still names the path's length");
+    }
 }
