@@ -153,7 +153,10 @@ pub trait Store {
     /// [`Store::apply`] would, after this transaction. The default decides over this store's
     /// own reads ([`StoreView`]) and is right only where the caller holds the session's lock (the
     /// worker's per-session lock over the fs store's fast paths, a bridge whose main applies
-    /// atomically); backends that other threads or processes write to override it.
+    /// atomically); backends that other threads or processes write to override it. A backend
+    /// may call `decide` more than once (an optimistic one decides over the state it has, and
+    /// decides again under its lock when its apply finds that state moved); only the change set
+    /// of the last call is applied, so a decision has no effect but its answer.
     fn transact(
         &self,
         session_id: &str,
@@ -197,7 +200,8 @@ pub trait SessionView {
 /// What a mutation decided inside a transaction: the change set to apply in it, if any.
 pub type Decision = Result<Option<ChangeSet>, SessionError>;
 
-/// The decision a backend runs inside its transaction ([`Store::transact`]).
+/// The decision a backend runs inside its transaction ([`Store::transact`]); it may run more
+/// than once, each time on the view it is given.
 pub type Decide<'a> = &'a mut dyn FnMut(&dyn SessionView) -> Decision;
 
 /// The change set a backend's transaction on `session_id` applies: the decision's, when it is

@@ -172,20 +172,17 @@ impl Pending {
 
 /// Runs a mutation of `session_id` as one transaction of `store` ([`Store::transact`]): `decide`
 /// sees the session only through the view the backend loaded under its lock, and its change set
-/// is applied in the same transaction. Events come back only for a write that landed. The
+/// is applied in the same transaction (a backend may decide again on a newer view: only the last
+/// decision counts, so `decide` is `Fn`). Events come back only for a write that landed. The
 /// response comes back encoded, typed by `R` for the catalog; everything past the decision runs
 /// once for every response type (the wasm bundle's size).
 pub fn transact<R: Serialize>(
     store: &dyn Store,
     env: &Env<'_>,
     session_id: &str,
-    decide: impl FnOnce(&dyn SessionView) -> Result<Plan<R>>,
+    decide: impl Fn(&dyn SessionView) -> Result<Plan<R>>,
 ) -> Result<Encoded<R>> {
-    let mut decide = Some(decide);
-    let outcome = transact_encoded(store, env, session_id, &mut |view| {
-        let decide = decide.take().ok_or_else(|| SessionError::storage("decided twice"))?;
-        decide(view)?.encoded()
-    })?;
+    let outcome = transact_encoded(store, env, session_id, &mut |view| decide(view)?.encoded())?;
     Ok(Encoded(outcome, PhantomData))
 }
 
