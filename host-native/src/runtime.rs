@@ -20,6 +20,9 @@ pub struct Runtime {
     bridge: Option<Arc<Bridge>>,
     /// In postgres mode, what delivers the other instances' events here (stopped on retire).
     follower: std::sync::Mutex<Option<Follower>>,
+    /// The store's calls wait on threads of its own (postgres: its pool's runtime), never on
+    /// the worker's: a call may block the worker's thread it came on.
+    waits_elsewhere: bool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -62,7 +65,10 @@ impl Runtime {
                     handle: tokio::runtime::Handle::try_current().ok(),
                 };
                 let follower = Follower::start(&store, publisher)?;
-                let runtime = Runtime::new(adapter.clone(), store, None, None);
+                let runtime = Runtime {
+                    waits_elsewhere: true,
+                    ..Runtime::new(adapter.clone(), store, None, None)
+                };
                 *runtime.follower.lock().unwrap_or_else(|p| p.into_inner()) = Some(follower);
                 Ok(runtime)
             }
@@ -75,7 +81,13 @@ impl Runtime {
         fs: Option<Arc<FsStore>>,
         bridge: Option<Arc<Bridge>>,
     ) -> Runtime {
-        Runtime { adapter, store, fs, bridge, follower: std::sync::Mutex::new(None) }
+        let follower = std::sync::Mutex::new(None);
+        Runtime { adapter, store, fs, bridge, follower, waits_elsewhere: false }
+    }
+
+    /// Whether a call may run on the worker's thread it came on ([`Runtime::waits_elsewhere`]).
+    pub fn waits_elsewhere(&self) -> bool {
+        self.waits_elsewhere
     }
 
     /// A runtime over any store, with no bridge link (tests, tools).

@@ -173,7 +173,8 @@ impl Worker {
 
     /// The store part of a call, the session lock (`guard`) held while it decides and writes:
     /// on this thread when the fs store can serve it from memory ([`crate::fs::FsStore::inline`],
-    /// [`crate::fs::FsStore::inline_write`]), else on a blocking thread. With `fsync: group` (issue 16) a
+    /// [`crate::fs::FsStore::inline_write`]) or when it is the only call on a store that waits on
+    /// threads of its own (postgres), else on a blocking thread. With `fsync: group` (issue 16) a
     /// write releases the lock before its flush returns, so the session's next writers are
     /// decided meanwhile and share that flush; a read waits until what it saw is durable. The
     /// write's [`Landing`] ends with the lock.
@@ -188,8 +189,14 @@ impl Worker {
         let panicked =
             |e: tokio::task::JoinError| Error::Runtime(format!("{} panicked: {e}", op.id));
         let Some(fs) = runtime.fs_store() else {
+            // The only call in progress, on a store that waits on threads of its own: the
+            // hand-offs to a blocking thread and back cost more than waiting here.
+            let here = runtime.waits_elsewhere() && self.alone().await;
             let (runtime, sources) = (runtime.clone(), self.sources.clone());
             let run = move || run(&*runtime.store, &sources, limits, op, payload);
+            if here {
+                return Ok(run());
+            }
             return tokio::task::spawn_blocking(run).await.map_err(panicked);
         };
         let sync = fs.config().sync;
