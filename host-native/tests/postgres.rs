@@ -25,7 +25,6 @@ use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Env, Limits, ManualClock, SeqIds};
 use session_core::{MemStore, Store, StoreError, Write};
 use session_manager::pg::PgStore;
-use std::sync::atomic::Ordering;
 
 use common::pg::{drop_schemas, fresh_config, fresh_store, url, URL_VAR};
 use common::{write_strategy, SESSIONS};
@@ -740,45 +739,68 @@ fn call(store: &dyn Store, env: &Env<'_>, id: &str, payload: Value) -> Result<Va
     }
 }
 
-/// `session::append` through the postgres store in at most two round trips (issue 35), counted on
-/// the wire by a relay (`common/relay.rs`): `BEGIN` + lock + catch-up, then the writes + `COMMIT`.
+/// `session::append`'s round trips between the store and the database (issue 35), counted on the
+/// wire by a relay (`common/relay.rs`) on the connection the calls use: one for an append this
+/// instance decides alone (the checked write and `COMMIT` in one statement's transaction), two
+/// while the session is written by another instance too (`BEGIN` + lock + catch-up, then the
+/// writes + `COMMIT`), three for the one append that finds the session moved under its
+/// decision. The followers' wake-up goes on a connection of its own, outside the calls.
 fn append_round_trips(url: &str) -> Result<(), String> {
     let url = url.to_string();
     let mut config = fresh_config(&url);
+    let direct = config.clone();
     let parsed: tokio_postgres::Config = url.parse().map_err(|e| format!("test url: {e}"))?;
     let host = match parsed.get_hosts().first() {
         Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
         other => return Err(format!("a TCP test server, not {other:?}")),
     };
     let port = parsed.get_ports().first().copied().unwrap_or(5432);
-    let (relay_port, turns) = common::relay::relay(format!("{host}:{port}"));
+    let (relay_port, connections) = common::relay::relay(format!("{host}:{port}"));
     config.url = url.replacen(&format!("{host}:{port}"), &format!("127.0.0.1:{relay_port}"), 1);
     if config.url == url {
         return Err("the store must connect through the relay".into());
     }
-    // One connection: every call meets the statements it prepared before.
+    // One connection for the calls (the first the relay sees): every call meets the statements
+    // it prepared before.
     config.max_connections = 1;
     let store = PgStore::open(&config)?;
     let (clock, ids) = (ManualClock::new(), SeqIds::new());
     let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
-    call(&store, &env, "session::ensure", json!({"session_id": "s"}))?;
-    let message =
-        json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
-    call(&store, &env, "session::append", json!({"session_id": "s", "message": message}))?;
-    let mut counts = Vec::new();
-    for i in 0..20 {
-        let before = turns.count.load(Ordering::SeqCst);
+    let append = |store: &dyn Store, i: usize| {
         let message = json!({"role": "user", "content": [{"type": "text", "text": format!("m{i}")}], "timestamp": 1});
-        call(&store, &env, "session::append", json!({"session_id": "s", "message": message}))?;
-        counts.push(turns.count.load(Ordering::SeqCst) - before);
+        call(store, &env, "session::append", json!({"session_id": "s", "message": message}))
+    };
+    let appends = |from: usize, n: usize| -> Result<Vec<usize>, String> {
+        let mut counts = Vec::new();
+        for i in from..from + n {
+            let before = connections.turns(0);
+            append(&store, i)?;
+            counts.push(connections.turns(0) - before);
+        }
+        Ok(counts)
+    };
+    call(&store, &env, "session::ensure", json!({"session_id": "s"}))?;
+    append(&store, 0)?;
+    let alone = appends(1, 20)?;
+    eprintln!("round trips per append decided alone: {alone:?}");
+    if alone.iter().any(|&n| n != 1) {
+        return Err(format!("an append decided alone, want 1 round trip each: {alone:?}"));
     }
-    eprintln!("round trips per append: {counts:?}");
-    if !counts.iter().all(|&n| (1..=2).contains(&n)) {
-        return Err(format!("round trips per append, want 1..=2 each: {counts:?}"));
+    // Another instance writes the session: the next append finds it moved, the ones after it
+    // lock first.
+    let other = PgStore::open(&direct)?;
+    append(&other, 21)?;
+    let shared = appends(22, 5)?;
+    eprintln!("round trips per append, the session written elsewhere: {shared:?}");
+    if shared != [3, 2, 2, 2, 2] {
+        return Err(format!("after a write elsewhere, want [3, 2, 2, 2, 2]: {shared:?}"));
+    }
+    if connections.opened() < 2 {
+        return Err("the followers' wake-up has a connection of its own".into());
     }
     let meta = call(&store, &env, "session::get", json!({"session_id": "s"}))?;
-    if meta["meta"]["message_count"] != 21 {
-        return Err(format!("message_count after 21 appends: {meta}"));
+    if meta["meta"]["message_count"] != 27 {
+        return Err(format!("message_count after 27 appends: {meta}"));
     }
     Ok(())
 }

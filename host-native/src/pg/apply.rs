@@ -43,8 +43,7 @@ pub async fn begin_locked(
         client.prepare_cached(&sql.catch_up),
         client.prepare_cached(&sql.append_chunk),
         client.prepare_cached(&sql.insert_outbox),
-        client.prepare_cached(&sql.project),
-        client.prepare_cached(super::follow::NOTIFY)
+        client.prepare_cached(&sql.project)
     )
     .map_err(fail)?;
     let (base, version) = position(cached);
@@ -61,42 +60,85 @@ pub async fn begin_locked(
     Ok(locked.first().is_some_and(|row| row.get::<_, bool>(3)))
 }
 
-/// Applies `changes` on top of `cached` (caught up under the row lock by [`begin_locked`], which
-/// said whether the entry rows were `current`) and commits: the common append — its log chunk,
-/// its entry rows, the row, the outbox and `COMMIT` — in one round trip. Leaves `cached` at the
-/// state it wrote. On any error nothing is committed and the caller drops the cache.
-pub async fn apply_and_commit(
+/// A change set planned on a session's cached state: what its transaction writes.
+#[derive(Debug)]
+pub struct Plan {
+    log: LogChange,
+    applied: Applied,
+    rows: EntryRows,
+    /// The feed seqs the change set recorded, first and last (its outbox row).
+    seqs: Option<(i64, i64)>,
+    /// The log is rewritten as its snapshot instead of growing by a chunk.
+    compact: bool,
+}
+
+impl Plan {
+    /// Plans `changes` on `replayed`, which becomes the state they leave (on `Err` it may be
+    /// half planned: the caller drops it). `replayed.current` says whether the session's entry
+    /// rows reflected its log before.
+    pub fn of(replayed: &mut Replayed, changes: &ChangeSet) -> Result<Plan, StoreError> {
+        let before = Before::of(&replayed.state, &changes.writes, replayed.current);
+        let (log, applied) = plan_session_writes_in_place(&mut replayed.state, &changes.writes)?;
+        let rows = EntryRows::after(&before, &replayed.state, &changes.writes);
+        let seqs = applied.changes.first().zip(applied.changes.last());
+        let seqs = seqs.map(|(first, last)| (first.seq as i64, last.seq as i64));
+        let compact = matches!(log, LogChange::Append(_))
+            && replayed.chunks + 1 > COMPACT_CHUNKS
+            && replayed.chunks + 1 > snapshot_size(&replayed.state);
+        Ok(Plan { log, applied, rows, seqs, compact })
+    }
+
+    /// Whether its commit wrote an outbox row (the followers are woken after it).
+    pub fn wakes(&self) -> bool {
+        self.seqs.is_some()
+    }
+
+    /// Whether [`append_alone`] writes it: a chunk, entry rows that only insert or replace the
+    /// entries it touched, no attachments.
+    pub fn plain(&self, changes: &ChangeSet) -> bool {
+        matches!(self.log, LogChange::Append(_))
+            && !self.compact
+            && self.rows.plain()
+            && !changes.writes.iter().any(|write| {
+                matches!(
+                    write,
+                    Write::PutAttachment { .. }
+                        | Write::DeleteAttachment(_)
+                        | Write::DeleteAttachments
+                )
+            })
+    }
+}
+
+/// Writes `plan` (made on `cached`, caught up under the row lock by [`begin_locked`] or checked
+/// by [`lock_at`]) and commits: the common append — its log chunk, its entry rows, the row, the
+/// outbox and `COMMIT` — in one round trip. Leaves `cached` at the state it wrote. On any error
+/// nothing is committed and the caller drops the cache.
+pub async fn write_and_commit(
     client: &impl GenericClient,
     sql: &Sql,
     instance: &str,
     changes: &ChangeSet,
+    mut plan: Plan,
     cached: &mut Option<Replayed>,
-    current: bool,
 ) -> Result<Applied, StoreError> {
     let sid = changes.session_id.as_str();
     let key = sid.as_bytes();
     let replayed = cached.as_mut().ok_or_else(|| StoreError::Internal("no cached state".into()))?;
-    let before = Before::of(&replayed.state, &changes.writes, current);
-    let (log, mut applied) = plan_session_writes_in_place(&mut replayed.state, &changes.writes)?;
-    let entry_rows = EntryRows::after(&before, &replayed.state, &changes.writes);
-    write_attachments(client, sql, sid, &changes.writes, &mut applied).await?;
-    let seqs = applied.changes.first().zip(applied.changes.last());
-    let seqs = seqs.map(|(first, last)| (first.seq as i64, last.seq as i64));
-    let state = &replayed.state;
-    let compact = matches!(log, LogChange::Append(_))
-        && replayed.chunks + 1 > COMPACT_CHUNKS
-        && replayed.chunks + 1 > snapshot_size(state);
-    match log {
+    write_attachments(client, sql, sid, &changes.writes, &mut plan.applied).await?;
+    let (seqs, entry_rows) = (plan.seqs, &plan.rows);
+    match plan.log {
         LogChange::None if replayed.version <= 0 => {
             // Attachments only, on a session with no log: no row needed.
             execute(client, "drop the session row", &sql.delete_row, &[&key]).await?;
             *replayed = Replayed::none();
         }
         LogChange::None => {}
-        LogChange::Append(records) if !compact => {
+        LogChange::Append(records) if !plan.compact => {
             // The chunk, the row, the entry rows, the outbox and the commit in one round trip.
+            let state = &replayed.state;
             let (n, base) = tokio::try_join!(
-                append_chunk(client, sql, key, &records, state, &entry_rows),
+                append_chunk(client, sql, key, &records, state, entry_rows),
                 entry_rows.write(client, sql, key, false),
                 outbox(client, sql, key, seqs, instance),
                 commit(client)
@@ -105,7 +147,8 @@ pub async fn apply_and_commit(
             replayed.base = base;
             replayed.version = n;
             replayed.chunks += 1;
-            return Ok(applied);
+            replayed.current = entry_rows.row().2 == &true;
+            return Ok(plan.applied);
         }
         LogChange::Append(_) | LogChange::Rewrite => {
             rewrite_log(client, sql, key, replayed).await?
@@ -116,7 +159,136 @@ pub async fn apply_and_commit(
         outbox(client, sql, key, seqs, instance),
         commit(client)
     )?;
-    Ok(applied)
+    replayed.current = entry_rows.row().2 == &true;
+    Ok(plan.applied)
+}
+
+/// What a plain append ([`Plan::plain`]) planned on `replayed` before any lock writes: the
+/// parameters of [`Sql::append_alone`], owned (`batch.rs` runs it). It writes only if the
+/// session's row is still at the version (and entry-row currency) `decided_at` the plan was made
+/// on, locking it first, so no other writer's change can come between the state decided on and
+/// the apply.
+#[derive(Debug)]
+pub struct AloneWrite {
+    pub key: Vec<u8>,
+    lines: String,
+    meta: Option<String>,
+    created: Option<i64>,
+    updated: Option<i64>,
+    leaf: Option<Vec<u8>>,
+    len: i64,
+    pub current: bool,
+    version: i64,
+    was_current: bool,
+    ids: Vec<Vec<u8>>,
+    at: Vec<Option<i64>>,
+    classes: Vec<i16>,
+    bodies: Vec<String>,
+    first: Option<i64>,
+    last: Option<i64>,
+    instance: String,
+}
+
+impl AloneWrite {
+    /// The write of `plan` (its entry rows taken out of it), made on `replayed` at `decided_at`.
+    pub fn of(
+        sid: &str,
+        instance: &str,
+        plan: &mut Plan,
+        replayed: &Replayed,
+        (version, was_current): (i64, bool),
+    ) -> Result<AloneWrite, StoreError> {
+        let LogChange::Append(records) = &plan.log else {
+            return Err(StoreError::Internal("not a plain append".into()));
+        };
+        let lines = chunk_text(&jsonl::encode_records(records))?.to_string();
+        let (meta, created, updated) = meta_columns(&replayed.state);
+        let (leaf, len, current) = plan.rows.row();
+        let (leaf, len, current) = (leaf.clone(), *len, *current);
+        let (ids, at, classes, bodies) = plan.rows.take_upserts();
+        Ok(AloneWrite {
+            key: sid.as_bytes().to_vec(),
+            lines,
+            meta,
+            created,
+            updated,
+            leaf,
+            len,
+            current,
+            version,
+            was_current,
+            ids,
+            at,
+            classes,
+            bodies,
+            first: plan.seqs.map(|s| s.0),
+            last: plan.seqs.map(|s| s.1),
+            instance: instance.to_string(),
+        })
+    }
+
+    /// [`Sql::append_alone`]'s parameters.
+    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 17] {
+        [
+            &self.key,
+            &self.lines,
+            &self.meta,
+            &self.created,
+            &self.updated,
+            &self.leaf,
+            &self.len,
+            &self.current,
+            &self.version,
+            &self.was_current,
+            &self.ids,
+            &self.at,
+            &self.classes,
+            &self.bodies,
+            &self.first,
+            &self.last,
+            &self.instance,
+        ]
+    }
+}
+
+/// What `replayed` (the state a plan left) becomes once its [`AloneWrite`] landed as chunk `n`
+/// of a log based at `base`; what the plan answers.
+pub fn landed_alone(
+    plan: Plan,
+    replayed: &mut Replayed,
+    (n, base): (i64, i64),
+    current: bool,
+) -> Applied {
+    (replayed.version, replayed.base) = (n, base);
+    replayed.chunks += 1;
+    replayed.current = current;
+    plan.applied
+}
+
+/// `BEGIN` and the session's row locked, in one round trip, with the write statements prepared
+/// first ([`begin_locked`] says why): whether the row is still at `version` with entry rows
+/// that are `current` or not (else the caller rolls back: the session moved).
+pub async fn lock_at(
+    client: &impl GenericClient,
+    sql: &Sql,
+    sid: &str,
+    (version, current): (i64, bool),
+) -> Result<bool, StoreError> {
+    let fail = |e: tokio_postgres::Error| db_error("lock the session row", &e);
+    let (lock, ..) = tokio::try_join!(
+        client.prepare_cached(&sql.lock_row),
+        client.prepare_cached(&sql.append_chunk),
+        client.prepare_cached(&sql.insert_outbox),
+        client.prepare_cached(&sql.project)
+    )
+    .map_err(fail)?;
+    let key = sid.as_bytes();
+    let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
+    let (_, locked) = tokio::try_join!(client.batch_execute("BEGIN"), client.query(&lock, &by_key))
+        .map_err(fail)?;
+    Ok(locked.first().is_some_and(|row| {
+        row.get::<_, i64>(1) == version && row.get::<_, Option<bool>>(3) == Some(current)
+    }))
 }
 
 /// Ends the transaction [`begin_locked`] opened, dropping everything it did.
@@ -193,8 +365,8 @@ fn meta_columns(state: &SessionState) -> (Option<String>, Option<i64>, Option<i6
     (text, meta.map(|m| m.created_at), meta.map(|m| m.updated_at))
 }
 
-/// The outbox row other instances deliver the change set's events from (feed seqs `first..=last`),
-/// and their wake-up (a NOTIFY is sent at commit, and only then); nothing without feed changes.
+/// The outbox row other instances deliver the change set's events from (feed seqs `first..=last`;
+/// the writer wakes them once it committed, `wake.rs`); nothing without feed changes.
 async fn outbox(
     client: &impl GenericClient,
     sql: &Sql,
@@ -204,11 +376,7 @@ async fn outbox(
 ) -> Result<(), StoreError> {
     let Some((first, last)) = seqs else { return Ok(()) };
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&key, &first, &last, &instance];
-    let schema: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&sql.schema];
-    tokio::try_join!(
-        execute(client, "record the change in the outbox", &sql.insert_outbox, &params),
-        query(client, "notify the other instances", super::follow::NOTIFY, &schema),
-    )?;
+    execute(client, "record the change in the outbox", &sql.insert_outbox, &params).await?;
     Ok(())
 }
 

@@ -1,11 +1,14 @@
 //! The sessions an instance has replayed, each kept with the log position it reflects, and the
 //! catch-up that brings one to the database's latest in one round trip: the chunks other
 //! instances appended since, or the whole log when a rewrite started a new one. The database
-//! stays the only truth; a cached state is trusted only for the read or write that just caught it
-//! up.
+//! stays the only truth: a read trusts a cached state only once it caught it up, a write only
+//! for a decision its apply then checks against the row (`transact.rs`). A catch-up that finds
+//! chunks the instance did not write marks the session as written elsewhere
+//! ([`Replayed::foreign_at`]): its writes then take the row lock before they decide for a while.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use deadpool_postgres::GenericClient;
 use session_core::jsonl;
@@ -15,19 +18,36 @@ use session_core::StoreError;
 use super::db::query;
 use super::schema::Sql;
 
+/// How long after another writer was last seen on a session this instance's writes to it lock
+/// first and decide after (two instances writing one session would otherwise keep finding it
+/// moved, each time replaying it whole).
+pub const SHARED_FOR: Duration = Duration::from_secs(60);
+
 /// One session as replayed from its log: chunks `base..=version` of it (`chunks` of them).
 #[derive(Debug, Default)]
 pub struct Replayed {
     pub base: i64,
     pub version: i64,
     pub chunks: i64,
+    /// The session's entry rows reflect chunk `version` (`projected = version`).
+    pub current: bool,
+    /// When a catch-up last found chunks another instance wrote, or a write found the session
+    /// moved under the state it decided on.
+    pub foreign_at: Option<Instant>,
     pub state: SessionState,
 }
 
 impl Replayed {
     /// A session with no row: nothing stored.
     pub fn none() -> Replayed {
-        Replayed { base: -1, version: -1, chunks: 0, state: SessionState::default() }
+        Replayed { base: -1, version: -1, ..Replayed::default() }
+    }
+
+    /// Whether a write may decide over this state before it locks the row, its apply then
+    /// checking that the row is still at this version: a stored session no other instance
+    /// wrote to lately.
+    pub fn decides_alone(&self) -> bool {
+        self.version > 0 && self.foreign_at.is_none_or(|at| at.elapsed() > SHARED_FOR)
     }
 }
 
@@ -107,13 +127,21 @@ pub fn absorb(rows: &[tokio_postgres::Row], cached: &mut Option<Replayed>) {
         return;
     };
     let (new_base, new_version, chunks): (i64, i64, i64) = (head.get(0), head.get(1), head.get(2));
+    let current = head.get::<_, Option<bool>>(4).unwrap_or(false);
     if new_base == base && new_version == version {
+        if let Some(replayed) = cached {
+            replayed.current = current;
+        }
         return;
     }
+    // Chunks this instance did not write (its own writes move the cache with them).
+    let foreign = cached.as_ref().map(|_| Instant::now());
     let mut replayed = match cached.take() {
         Some(c) if c.base == new_base && new_base >= 0 => c,
         _ => Replayed::default(),
     };
+    replayed.foreign_at = foreign.or(replayed.foreign_at);
+    replayed.current = current;
     let mut bytes = Vec::new();
     for row in rows {
         if let Some(lines) = row.get::<_, Option<&str>>(3) {

@@ -70,7 +70,9 @@ impl Db {
     /// unreachable database is an error of each call, not of this.
     pub fn new(pg_config: tokio_postgres::Config, max_connections: usize) -> Result<Db, String> {
         let io = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            // One thread: a task's requests are all queued before a connection sends
+            // (`wait_for_task`); the database, not this thread, is what a call waits on.
+            .worker_threads(1)
             .thread_name("session-postgres")
             .enable_all()
             .build()
@@ -102,7 +104,8 @@ impl Db {
     }
 
     /// Runs `job` with a pooled connection on the pool's runtime and waits for its answer (at most
-    /// [`CALL_TIMEOUT`]). Called from blocking contexts only (the worker's blocking pool, tests).
+    /// [`CALL_TIMEOUT`]). Called from threads that may block: the worker's blocking pool, the
+    /// worker's own thread for the only call in progress (`worker.rs`), tests.
     pub fn run<T, F, Fut>(&self, job: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
@@ -124,7 +127,7 @@ impl Db {
         Fut: Future<Output = Result<T, StoreError>> + Send,
     {
         let pool = self.pool.clone();
-        self.wait_for(async move {
+        self.wait_for_task(async move {
             let client = Arc::new(pooled(&pool).await?);
             let answer = job(client.clone()).await;
             Ok((client, answer))
@@ -138,11 +141,28 @@ impl Db {
         F: FnOnce(Held) -> Fut,
         Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
     {
-        self.wait_for(job(client.clone()))
+        self.wait_for_task(job(client.clone()))
     }
 
-    /// Drives `job` on the pool's runtime and waits for its answer, at most [`CALL_TIMEOUT`].
-    fn wait_for<T: Send + 'static>(
+    /// Runs `job` on the pool's runtime without waiting for it; its failure is only logged (a
+    /// wake-up, `wake.rs`).
+    pub fn detach(&self, job: impl Future<Output = Result<(), StoreError>> + Send + 'static) {
+        let Some(io) = &self.io else { return };
+        io.spawn(async move {
+            match tokio::time::timeout(CALL_TIMEOUT, job).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::debug!("postgres: {e}"),
+                Err(_) => tracing::debug!("postgres: no answer within {CALL_TIMEOUT:?}"),
+            }
+        });
+    }
+
+    /// Drives `job` as a task of the pool's runtime and waits for its answer, at most
+    /// [`CALL_TIMEOUT`]. For the jobs of a held transaction, which pipeline several requests
+    /// (`BEGIN`, the lock, the catch-up; the writes, `COMMIT`): the runtime's one thread also
+    /// drives the connections, so all of them are queued before the connection sends the first
+    /// (one write, one round trip; from the calling thread the connection could send them apart).
+    fn wait_for_task<T: Send + 'static>(
         &self,
         job: impl Future<Output = Result<T, StoreError>> + Send + 'static,
     ) -> Result<T, StoreError> {
@@ -159,6 +179,25 @@ impl Db {
         });
         rx.recv_timeout(CALL_TIMEOUT * 2)
             .unwrap_or_else(|_| Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))))
+    }
+
+    /// Drives `job` on the calling thread within the pool's runtime (whose threads drive the
+    /// connections and the timers) and waits for its answer, at most [`CALL_TIMEOUT`]: each round
+    /// trip wakes the caller straight from the connection's task, not through a task of its own.
+    fn wait_for<T: Send + 'static>(
+        &self,
+        job: impl Future<Output = Result<T, StoreError>> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let Some(io) = &self.io else {
+            return Err(no_answer("the store is closed"));
+        };
+        let _within = io.enter();
+        futures::executor::block_on(async move {
+            match tokio::time::timeout(CALL_TIMEOUT, job).await {
+                Ok(answer) => answer,
+                Err(_) => Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))),
+            }
+        })
     }
 }
 

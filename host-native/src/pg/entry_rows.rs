@@ -136,6 +136,20 @@ impl EntryRows {
         self.bodies.push(body);
     }
 
+    /// Whether these rows only insert or replace the entries the change set touched (no rewrite,
+    /// no position cleared or moved): what one statement writes with its chunk
+    /// (`Sql::append_alone`).
+    pub fn plain(&self) -> bool {
+        !self.whole && self.cut.is_none() && self.moved.is_empty()
+    }
+
+    /// The entries to insert or replace (ids, positions, classes, bodies), taken out.
+    #[allow(clippy::type_complexity)]
+    pub fn take_upserts(&mut self) -> (Vec<Vec<u8>>, Vec<Option<i64>>, Vec<i16>, Vec<String>) {
+        let taken = std::mem::take(self);
+        (taken.ids, taken.at, taken.classes, taken.bodies)
+    }
+
     /// The session row's columns these rows set: `leaf`, `path_len` and whether they are
     /// current (`append_chunk` sets them with the chunk's number).
     pub fn row(&self) -> (&Option<Vec<u8>>, &i64, &bool) {

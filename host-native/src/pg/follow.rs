@@ -1,9 +1,10 @@
 //! The events of other instances: every instance follows the schema's outbox and delivers the
 //! events of every change set another instance committed to its own bindings, through its own
-//! emitter, once each. A LISTEN connection of its own wakes it at each commit (a 250 ms poll
-//! covers a missed wake-up); the outbox, not the notification, says what to deliver: rows after
-//! the last one seen, plus ids skipped on the way that a slower transaction may still commit
-//! (kept 30 s). Per session it delivers the feed's changes from the last seq it delivered, so a
+//! emitter, once each. A LISTEN connection of its own wakes it after another instance's commit
+//! (`wake.rs`: sent while the follower finds another instance present in `followers`, where it
+//! renews its own presence every 2 s; a 250 ms poll covers a missed wake-up); the outbox, not
+//! the notification, says what to deliver: rows after the last one seen, plus ids skipped on the
+//! way that a slower transaction may still commit (kept 30 s). Per session it delivers the feed's changes from the last seq it delivered, so a
 //! row read twice delivers nothing twice, and after a dropped connection it reconnects and goes
 //! on from where it was. It saves how far it has delivered in `followers` under the instance's
 //! name, so a restarted instance (same name: host and engine URL) delivers what was committed
@@ -31,14 +32,14 @@ use crate::emitter::Emitter;
 
 /// The notification channel of every schema; the payload names the schema.
 pub const CHANNEL: &str = "session_manager_outbox";
-/// The statement that wakes the followers of schema `$1` (at commit).
-pub const NOTIFY: &str = "SELECT pg_notify('session_manager_outbox', $1)";
 /// How long an id skipped by the cursor may still commit.
 const HOLE_TTL: Duration = Duration::from_secs(30);
 /// The widest run of skipped ids the follower keeps waiting for.
 const MAX_GAP: i64 = 1024;
 /// The poll that covers a lost wake-up.
 const POLL: Duration = Duration::from_millis(250);
+/// How often the follower renews its instance's presence and looks for other instances'.
+const PRESENCE: Duration = Duration::from_secs(2);
 
 /// A running follower; stops (within one poll) when dropped.
 #[derive(Debug)]
@@ -103,6 +104,8 @@ struct Position {
     delivered: HashMap<String, u64>,
     /// The cursor last saved in `followers`.
     saved: Option<i64>,
+    /// When the instance's presence was last renewed there.
+    present_at: Option<Instant>,
     last_trim: Option<Instant>,
 }
 
@@ -141,10 +144,13 @@ async fn follow(
     let (client, mut connection) = config.connect(NoTls).await.map_err(|e| with_causes(&e))?;
     let (wake, mut woken) = tokio::sync::mpsc::unbounded_channel();
     let ours = schema.to_string();
+    let Some(own) = store.upgrade().map(|store| store.wake.sender()) else { return Ok(()) };
     tokio::spawn(async move {
         while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
             match message {
-                Ok(AsyncMessage::Notification(n)) if n.payload() == ours => {
+                Ok(AsyncMessage::Notification(n))
+                    if n.payload() == ours && n.process_id() != own.load(Ordering::SeqCst) =>
+                {
                     let _ = wake.send(());
                 }
                 Ok(_) => {}
@@ -185,7 +191,17 @@ async fn follow(
         outcome?;
         // Everything up to here is delivered: a restart goes on after it (below any hole).
         let done = position.holes.keys().next().map_or(position.cursor, |hole| Some(hole - 1));
-        if done != position.saved {
+        if position.present_at.is_none_or(|at| at.elapsed() >= PRESENCE) {
+            // Saved with the instance's presence; whether another instance follows says whether
+            // this one's commits wake anyone (`wake.rs`).
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&store.instance, &done];
+            let others = client
+                .query_one(&store.sql.presence, &params)
+                .await
+                .map_err(|e| with_causes(&e))?;
+            store.wake.others_follow(others.get(0));
+            (position.present_at, position.saved) = (Some(Instant::now()), done);
+        } else if done != position.saved {
             let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&store.instance, &done];
             client
                 .execute(&store.sql.save_follower_cursor, &params)

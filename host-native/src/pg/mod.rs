@@ -9,6 +9,7 @@
 //! whose rows are not current) from the replayed state.
 
 mod apply;
+mod batch;
 mod cache;
 mod config;
 mod db;
@@ -18,6 +19,7 @@ mod import;
 mod read;
 mod schema;
 mod transact;
+mod wake;
 
 use std::sync::Arc;
 
@@ -52,6 +54,10 @@ pub struct PgStore {
     instance: String,
     /// For the follower's LISTEN connection.
     pg_config: tokio_postgres::Config,
+    /// Wakes the other instances' followers after a commit that recorded feed changes.
+    wake: wake::Wake,
+    /// Plain appends decided alone, committed together (`batch.rs`).
+    batches: batch::Batches,
 }
 
 impl PgStore {
@@ -76,6 +82,8 @@ impl PgStore {
             sql,
             cache: Cache::new(CACHED_SESSIONS),
             instance: uuid::Uuid::new_v4().to_string(),
+            wake: wake::Wake::new(pg_config.clone(), &config.schema),
+            batches: batch::Batches::default(),
             pg_config,
         })
     }

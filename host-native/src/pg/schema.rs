@@ -25,6 +25,10 @@ use super::db::db_error;
 /// The newest schema version this build knows.
 pub const SCHEMA_VERSION: i32 = 4;
 
+/// How long an instance counts as following after it last renewed its presence (`follow.rs`
+/// renews it far more often).
+pub const PRESENT_FOR_SECS: u64 = 30;
+
 /// Migration `i` brings the schema from version `i` to `i + 1`; `{s}` stands for the schema.
 const MIGRATIONS: &[&str] = &[
     r#"
@@ -129,8 +133,11 @@ pub fn valid_schema_name(schema: &str) -> bool {
 pub struct Sql {
     pub schema: String,
     /// `$1` sid, `$2` base, `$3` version: the session's head and the chunks a cache at (base,
-    /// version) lacks (all of them when the base moved), in order. One statement, one snapshot.
+    /// version) lacks (all of them when the base moved), in order, and whether the entry rows
+    /// reflect the log. One statement, one snapshot.
     pub catch_up: String,
+    /// `$1` sid → version, whether the entry rows reflect the log (no row: nothing).
+    pub position: String,
     /// `$1` sid: makes sure the session's row exists, so that it can be locked.
     pub ensure_row: String,
     /// `$1` sid → base, version, chunks, whether the entry rows reflect the log (`projected =
@@ -142,6 +149,13 @@ pub struct Sql {
     /// length, `$8` whether the entry rows are current: the chunk appended and the row moved onto
     /// it → the chunk's n, the log's base.
     pub append_chunk: String,
+    /// [`Sql::append_chunk`]'s `$1`–`$8`, then `$9` the version and `$10` the entry rows'
+    /// currency the writer decided on, `$11`–`$14` the entry rows to insert or replace (ids,
+    /// positions, classes, bodies), `$15`/`$16` the feed seqs for the outbox (`NULL`: no row) and
+    /// `$17` the instance: the whole plain append in one statement, which locks the session's row
+    /// only if it is still at `$9`/`$10` and writes nothing otherwise → the chunk's n, the log's
+    /// base (no row: the session moved, nothing was written).
+    pub append_alone: String,
     /// `$1` sid.
     pub delete_log: String,
     /// `$1` sid, `$2` base, `$3` version, `$4` chunks, `$5` meta, `$6` created_at, `$7` updated_at.
@@ -176,6 +190,9 @@ pub struct Sql {
     pub follower_cursor: String,
     /// `$1` instance, `$2` cursor.
     pub save_follower_cursor: String,
+    /// [`Sql::save_follower_cursor`]'s `$1` instance and `$2` cursor, the instance's presence
+    /// renewed with it → whether another instance followed lately.
+    pub presence: String,
     /// `$1` sid, `$2` aid → meta, bytes.
     pub attachment: String,
     /// `$1` sid, `$2` aid → meta.
@@ -235,7 +252,8 @@ impl Sql {
         Sql {
             schema: s.into(),
             catch_up: format!(
-                "SELECT s.base, s.version, s.chunks, l.lines FROM {s}.sessions s \
+                "SELECT s.base, s.version, s.chunks, l.lines, s.projected = s.version \
+                 FROM {s}.sessions s \
                  LEFT JOIN {s}.log l ON l.session_id = s.session_id \
                  AND l.n > (CASE WHEN s.base = $2::bigint THEN $3::bigint ELSE -1::bigint END) \
                  WHERE s.session_id = $1 ORDER BY l.n"
@@ -260,6 +278,27 @@ impl Sql {
                  updated_at = $5, leaf = $6, path_len = $7, \
                  projected = CASE WHEN $8 THEN c.n ELSE -1 END \
                  FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
+            ),
+            append_alone: format!(
+                "WITH s AS (SELECT 1 FROM {s}.sessions WHERE session_id = $1 AND version = $9 \
+                 AND (projected = version) = $10 FOR UPDATE), \
+                 c AS (INSERT INTO {s}.log (session_id, n, lines) \
+                 SELECT $1, nextval('{s}.log_n'), $2 FROM s RETURNING n), \
+                 e AS (INSERT INTO {s}.entries (session_id, entry_id, pos, class, body) \
+                 SELECT $1, r.id, r.at, r.class, r.body FROM c, \
+                 unnest($11::bytea[], $12::bigint[], $13::smallint[], $14::text[]) \
+                 AS r(id, at, class, body) ON CONFLICT (session_id, entry_id) \
+                 DO UPDATE SET pos = EXCLUDED.pos, class = EXCLUDED.class, body = EXCLUDED.body), \
+                 o AS (INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance) \
+                 SELECT $1, $15, $16, $17 FROM c WHERE $15::bigint IS NOT NULL) \
+                 UPDATE {s}.sessions r SET base = CASE WHEN r.base <= 0 THEN c.n ELSE r.base END, \
+                 version = c.n, chunks = r.chunks + 1, meta = $3, created_at = $4, \
+                 updated_at = $5, leaf = $6, path_len = $7, \
+                 projected = CASE WHEN $8 THEN c.n ELSE -1 END \
+                 FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
+            ),
+            position: format!(
+                "SELECT version, projected = version FROM {s}.sessions WHERE session_id = $1"
             ),
             delete_log: format!("DELETE FROM {s}.log WHERE session_id = $1"),
             update_row: format!(
@@ -294,6 +333,12 @@ impl Sql {
             save_follower_cursor: format!(
                 "INSERT INTO {s}.followers (instance, cursor) VALUES ($1, $2) \
                  ON CONFLICT (instance) DO UPDATE SET cursor = EXCLUDED.cursor, at = now()"
+            ),
+            presence: format!(
+                "WITH beat AS (INSERT INTO {s}.followers (instance, cursor) VALUES ($1, $2) \
+                 ON CONFLICT (instance) DO UPDATE SET cursor = EXCLUDED.cursor, at = now()) \
+                 SELECT EXISTS (SELECT 1 FROM {s}.followers WHERE instance <> $1 \
+                 AND at > now() - interval '{PRESENT_FOR_SECS} seconds')"
             ),
             attachment: format!(
                 "SELECT meta, bytes FROM {s}.attachments WHERE session_id = $1 AND attachment_id = $2"
