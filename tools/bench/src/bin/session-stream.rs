@@ -12,7 +12,7 @@
 //! which path goes first; the table shows medians over rounds (each round in parentheses).
 //!
 //! ```sh
-//! cargo build --release -p session-manager --bins
+//! cargo build --release -p session-manager -p session-bench --bins
 //! target/release/session-stream --iii /path/to/iii [--rounds 3 --chunks 2000 --reply-bytes 16384]
 //! ```
 

@@ -26,7 +26,7 @@
 //!
 //! ```sh
 //! # engine and worker as in BENCHMARKS.md "Worker through the engine" (fresh data root)
-//! cargo run --release -p session-manager --bin session-reads -- --url ws://127.0.0.1:49134 \
+//! cargo run --release -p session-bench --bin session-reads -- --url ws://127.0.0.1:49134 \
 //!   [--entries 1000,10000,100000 --sessions 100,10000,100000 --samples 30 --worker-pid <pid>]
 //! ```
 

@@ -23,7 +23,7 @@
 //! entries appended before the fork point) is checked against the count the fork's answer
 //! reported: the fork session's entries and the source's root → fork-point path on disk.
 //!
-//! `cargo run --release -p session-manager --bin session-crashloop -- --cycles 1000`
+//! `cargo run --release -p session-bench --bin session-crashloop -- --cycles 1000`
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};

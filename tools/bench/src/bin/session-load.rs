@@ -21,7 +21,7 @@
 //! `--peer-url` (the engine of another instance on the same PostgreSQL database) it reports the
 //! writers' append throughput on one instance, then on both at once.
 //!
-//! `cargo run --release -p session-manager --bin session-load -- --url ws://127.0.0.1:49134`
+//! `cargo run --release -p session-bench --bin session-load -- --url ws://127.0.0.1:49134`
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
