@@ -3,11 +3,14 @@
 //! instance, across two instances (writes through one, reads through the other) and across
 //! restarts; its two-instance races (`races::two_instances::*`: calls on both at once); the model test with restarts and instance switches; migrations under concurrency
 //! and a newer schema refused; two instances appending to one session at once; a terminated
-//! backend connection; a cold instance reading pages from the entry rows (`postgres/cold_reads.rs`).
+//! backend connection; a cold instance reading pages from the entry rows (`postgres/cold_reads.rs`);
+//! writes decided over a state another instance changed since (`postgres/decided_alone.rs`).
 
 #[path = "postgres/cold_reads.rs"]
 mod cold_reads;
 mod common;
+#[path = "postgres/decided_alone.rs"]
+mod decided_alone;
 
 use std::sync::Arc;
 
@@ -59,8 +62,9 @@ fn main() {
             race(&|| [open(), open()]).map_err(Failed::from)
         }));
     }
-    let tests: [(&str, DbTest); 10] = [
+    let tests: [(&str, DbTest); 11] = [
         ("append_round_trips", append_round_trips),
+        ("stale_decisions_are_taken_again", decided_alone::stale_decisions_are_taken_again),
         ("cold_instance_reads_rows", cold_reads::cold_instance_reads_rows),
         ("hot_reload_fs_postgres_fs", hot_reload),
         ("two_instances_deliver_every_event_once", events_across_instances),
