@@ -17,11 +17,11 @@ use crate::wire::{
     AgentMessage, AttachmentMeta, SessionEntry, SessionKind, SessionMeta, SessionStatus,
 };
 
-mod feed;
+mod feed_checks;
 mod indexed;
 #[cfg(feature = "std")]
 pub mod races;
-pub use feed::*;
+pub use feed_checks::*;
 pub use indexed::*;
 
 /// Builds a fresh, empty store.

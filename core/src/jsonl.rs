@@ -201,13 +201,13 @@ struct Open {
     lines: usize,
 }
 
-/// Whether [`Applied::spans`] are kept (feature `spans`, which the fs store's stubs need; the
+/// Whether [`ReplayedChangeSet::spans`] are kept (feature `spans`, which the fs store's stubs need; the
 /// browser build leaves them out of its bundle).
 const SPANS: bool = cfg!(feature = "spans");
 
 /// A change set as replay applies it.
 #[derive(Debug, Clone, Copy)]
-pub struct Applied<'a> {
+pub struct ReplayedChangeSet<'a> {
     /// 1-based line number of its first record line (a plain line is a change set of its own).
     pub line: usize,
     pub records: &'a [Record],
@@ -239,7 +239,12 @@ impl Walker {
 
     /// Reads one piece of the file: the bytes up to a `\n` (`terminated`) or the end of the file.
     /// Hands every change set that completes to `apply`.
-    pub fn line(&mut self, piece: &[u8], terminated: bool, apply: &mut dyn FnMut(Applied<'_>)) {
+    pub fn line(
+        &mut self,
+        piece: &[u8],
+        terminated: bool,
+        apply: &mut dyn FnMut(ReplayedChangeSet<'_>),
+    ) {
         let at = self.start;
         let index = self.index;
         self.index += 1;
@@ -280,11 +285,13 @@ impl Walker {
                     group.missing = group.missing.saturating_sub(1);
                     group.lines += 1;
                 }
-                None if !SPANS => apply(Applied { line: index + 1, records: &records, spans: &[] }),
+                None if !SPANS => {
+                    apply(ReplayedChangeSet { line: index + 1, records: &records, spans: &[] })
+                }
                 None => {
                     let spans: Vec<(usize, usize)> =
                         records.iter().map(|_| (at, piece.len())).collect();
-                    apply(Applied { line: index + 1, records: &records, spans: &spans });
+                    apply(ReplayedChangeSet { line: index + 1, records: &records, spans: &spans });
                 }
             },
             Line::Invalid => {
@@ -297,7 +304,7 @@ impl Walker {
         }
         if let Some(group) = self.open.take_if(|g| g.missing == 0) {
             let spans = if SPANS { &group.spans[..] } else { &[] };
-            apply(Applied { line: group.first_line, records: &group.records, spans });
+            apply(ReplayedChangeSet { line: group.first_line, records: &group.records, spans });
             self.dropped_since = None;
         }
     }

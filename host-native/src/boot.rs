@@ -7,7 +7,7 @@ use iii_sdk::runtime::WorkerMetadata;
 use iii_sdk::{register_worker, InitOptions};
 
 use crate::cli::Cli;
-use crate::configuration;
+use crate::config_worker;
 use crate::emitter::{Emitter, EngineSink};
 use crate::engine_wait;
 use crate::functions;
@@ -36,7 +36,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
             return Ok(());
         }
     }
-    let config = configuration::boot(&iii, seed).await?;
+    let config = config_worker::boot(&iii, seed).await?;
     let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));
     triggers::register_all(&iii, &emitter.subscriptions, cli.seed_only);
     let adapter = config.adapter.with_postgres_url(cli.postgres_url.as_deref());
@@ -51,7 +51,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     worker.postgres_url = cli.postgres_url.clone();
     let worker = Arc::new(worker);
     functions::register_all(&iii, &worker, cli.seed_only);
-    if let Err(e) = configuration::bind_reload(&iii) {
+    if let Err(e) = config_worker::bind_reload(&iii) {
         tracing::warn!("binding the configuration trigger failed: {e}");
     }
     tracing::info!("session-manager: serving on {}", cli.url);

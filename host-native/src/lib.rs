@@ -1,7 +1,7 @@
 //! session-manager host: wires session-core to the iii engine, tokio and the fs / bridge stores.
 //!
 //! The durable fs store ([`fs::FsStore`]) and the worker: [`boot`] connects (waiting for the
-//! engine with [`engine_wait`]), reads the configuration ([`config`], [`configuration`]),
+//! engine with [`engine_wait`]), reads the configuration ([`config`], [`config_worker`]),
 //! registers the trigger types ([`triggers`]) and the catalog's functions ([`functions`]), which run through [`worker::Worker`] on the live
 //! [`runtime::Runtime`] and publish through the [`emitter`]; [`reload`] hot-reloads. The bridge
 //! adapter ([`bridge`]) stores through a main instance on another engine.
@@ -18,7 +18,7 @@ pub mod cli;
 pub mod clock;
 pub mod coalesce;
 pub mod config;
-pub mod configuration;
+pub mod config_worker;
 pub mod emitter;
 pub mod engine_wait;
 pub mod functions;

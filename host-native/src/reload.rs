@@ -8,7 +8,7 @@ use session_core::wire::{ReloadOutcome, ReloadStatus};
 
 use crate::clock::now_ms;
 use crate::config::WorkerConfig;
-use crate::configuration;
+use crate::config_worker;
 use crate::runtime::Runtime;
 use crate::worker::Worker;
 
@@ -16,7 +16,7 @@ use crate::worker::Worker;
 pub async fn on_config_change(worker: &Worker) -> Result<Value, iii_sdk::Error> {
     let iii = worker.iii.as_ref().ok_or(iii_sdk::Error::NotConnected)?;
     let _serialized = worker.reload.lock().await;
-    let value = configuration::get(iii).await?;
+    let value = config_worker::get(iii).await?;
     let config =
         WorkerConfig::from_value(value.unwrap_or(Value::Null)).map_err(iii_sdk::Error::Handler)?;
     apply(worker, config).await;

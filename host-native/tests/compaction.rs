@@ -14,7 +14,7 @@ use session_core::conformance::{message_entry, sample_meta};
 use session_core::jsonl;
 use session_core::wire::SessionEntry;
 use session_core::{ChangeSet, Store, Write};
-use session_manager::fs::{Fault, FaultyIo, OpKind};
+use session_manager::fs::{Fault, FaultyIo, IoOp};
 use session_manager::{FsConfig, FsStore, SyncMode};
 
 fn open(dir: &Path, sync: SyncMode, io: Option<Arc<FaultyIo>>) -> FsStore {
@@ -135,17 +135,17 @@ fn a_failure_at_any_step_of_a_job_loses_nothing() {
         .filter(|i| {
             ops[*i].1.to_string_lossy().contains(".compact.tmp") || {
                 // the directory fsync right after the rename
-                *i > 0 && ops[*i - 1].0 == OpKind::Rename && ops[*i].0 == OpKind::SyncDir
+                *i > 0 && ops[*i - 1].0 == IoOp::Rename && ops[*i].0 == IoOp::SyncDir
             }
         })
         .collect();
     // The first job's operations (every job runs the same steps).
-    let end = job.iter().position(|i| ops[*i].0 == OpKind::SyncDir).expect("dir sync");
+    let end = job.iter().position(|i| ops[*i].0 == IoOp::SyncDir).expect("dir sync");
     let job = &job[..=end];
     assert_eq!(job.len(), 6, "create, write ×2, sync, rename, dir sync: {job:?}");
     for &at in job {
         for fault in Fault::ALL {
-            if fault == Fault::Short && ops[at].0 != OpKind::Write {
+            if fault == Fault::Short && ops[at].0 != IoOp::Write {
                 continue;
             }
             let dir = tempfile::tempdir().expect("tempdir");
@@ -174,7 +174,7 @@ fn a_crash_before_the_rename_leaves_the_old_file_whole() {
     let io = Arc::new(FaultyIo::new());
     let store = open(dir.path(), SyncMode::Always, Some(Arc::clone(&io)));
     store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).expect("meta");
-    io.fail_next(OpKind::Rename, ".compact.tmp", Fault::Io);
+    io.fail_next(IoOp::Rename, ".compact.tmp", Fault::Io);
     let mut acked = 0;
     while io.fired().is_empty() {
         acked += 1;
@@ -210,7 +210,7 @@ fn a_job_never_renames_over_an_append_by_another_store() {
     let flag = Arc::clone(&appended);
     io.set_hook(Arc::new(move |kind, p| {
         let tmp = p.to_string_lossy().ends_with(".compact.tmp");
-        if kind == OpKind::Create && tmp && !flag.swap(true, Ordering::SeqCst) {
+        if kind == IoOp::Create && tmp && !flag.swap(true, Ordering::SeqCst) {
             // Step (2) of the old store's job: the new store appends meanwhile.
             let new = open(&path, SyncMode::Always, None);
             append(&new, 999);

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use session_core::{catalog, Env, ErrorCode, Limits, ManualClock, MemStore, SeqIds, Store};
-use session_manager::fs::{Fault, FaultyIo, OpKind};
+use session_manager::fs::{Fault, FaultyIo, IoOp};
 use session_manager::{FsConfig, FsStore, SyncMode};
 
 const SESSIONS: &[&str] = &["s", "t", "s_001", "s_002"];
@@ -163,9 +163,9 @@ fn run_faulted(name: &str, act: Act, sync: SyncMode, n: usize, fault: Fault) -> 
         (Err(_), "before", _) => {}
         // A directory fsync after the rename / removal of a snapshot rewrite failed: the change
         // is visible but its durability unknown, so the caller is told it failed.
-        (Err(_), "after", OpKind::SyncDir) => {}
+        (Err(_), "after", IoOp::SyncDir) => {}
         // Cleanup after the commit point (trash, orphan bytes) failed: the mutation is complete.
-        (Ok(_), "after", OpKind::RemoveDir | OpKind::RemoveFile) => {}
+        (Ok(_), "after", IoOp::RemoveDir | IoOp::RemoveFile) => {}
         _ => panic!("{what}: answered {result:?} but serves the state {outcome} the mutation"),
     }
     // The cache equals the disk: an independent store on the same data_dir serves the same.
@@ -181,7 +181,7 @@ fn run_faulted(name: &str, act: Act, sync: SyncMode, n: usize, fault: Fault) -> 
 }
 
 /// The operations a clean run of the scenario performs after the setup.
-fn record(act: Act, sync: SyncMode) -> Vec<(OpKind, std::path::PathBuf)> {
+fn record(act: Act, sync: SyncMode) -> Vec<(IoOp, std::path::PathBuf)> {
     let dir = tempfile::tempdir().expect("tempdir");
     let io = Arc::new(FaultyIo::new());
     let store = open(dir.path(), Some(Arc::clone(&io)), sync);
@@ -199,7 +199,7 @@ fn every_write_point(sync: SyncMode, only: Option<&str>) {
         assert!(!ops.is_empty(), "{name}: no write points recorded");
         for (n, (kind, _)) in ops.iter().enumerate() {
             for fault in Fault::ALL {
-                if fault == Fault::Short && *kind != OpKind::Write {
+                if fault == Fault::Short && *kind != IoOp::Write {
                     continue; // a short write needs a write
                 }
                 report.push(run_faulted(name, *act, sync, n, fault));
@@ -260,13 +260,13 @@ fn a_failed_catalog_save_keeps_listing_right() {
 /// `suffix` (found by a clean recording run); returns the directory, the store and the answer.
 fn faulted_once(
     act: Act,
-    kind: OpKind,
+    kind: IoOp,
     suffix: &str,
     fault: Fault,
 ) -> (tempfile::TempDir, FsStore, Result<Value, ErrorCode>) {
     let ops = record(act, SyncMode::Always);
     let matches =
-        |(k, p): &(OpKind, std::path::PathBuf)| *k == kind && p.to_string_lossy().ends_with(suffix);
+        |(k, p): &(IoOp, std::path::PathBuf)| *k == kind && p.to_string_lossy().ends_with(suffix);
     let n = ops.iter().rposition(matches).expect("no such write point");
     let dir = tempfile::tempdir().expect("tempdir");
     let io = Arc::new(FaultyIo::new());
@@ -291,7 +291,7 @@ fn delete_session(c: &Caller, s: &dyn Store) -> Result<Value, ErrorCode> {
 #[test]
 fn regression_a_failed_trash_sync_does_not_hide_the_attachments() {
     let (_dir, store, result) =
-        faulted_once(delete_session, OpKind::SyncDir, "attachments", Fault::Io);
+        faulted_once(delete_session, IoOp::SyncDir, "attachments", Fault::Io);
     assert_eq!(result, Err(ErrorCode::Storage));
     assert!(store.get_meta("s").expect("meta").is_some());
     assert_eq!(store.list_attachments("s").expect("list").len(), 1, "attachments hidden");
@@ -303,7 +303,7 @@ fn regression_a_failed_trash_sync_does_not_hide_the_attachments() {
 #[test]
 fn regression_a_failed_sync_after_the_commit_point_leaves_cache_catalog_and_disk_agreeing() {
     // The last directory fsync of a delete is the data_dir's, after the log removal.
-    let (dir, store, result) = faulted_once(delete_session, OpKind::SyncDir, "", Fault::NoSpace);
+    let (dir, store, result) = faulted_once(delete_session, IoOp::SyncDir, "", Fault::NoSpace);
     assert_eq!(result, Err(ErrorCode::Storage));
     // The log is gone: the delete landed, only its durability is unknown.
     assert_eq!(common::listed(&store), ["t"], "stale catalog");
@@ -316,7 +316,7 @@ fn regression_a_failed_sync_after_the_commit_point_leaves_cache_catalog_and_disk
 #[test]
 fn regression_a_failed_put_leaves_no_listed_attachment() {
     let put = SCENARIOS.iter().find(|(n, _)| *n == "put-attachment").expect("scenario").1;
-    for (kind, suffix) in [(OpKind::Rename, ".json.tmp"), (OpKind::SyncDir, "attachments/t")] {
+    for (kind, suffix) in [(IoOp::Rename, ".json.tmp"), (IoOp::SyncDir, "attachments/t")] {
         let (_dir, store, result) = faulted_once(put, kind, suffix, Fault::Io);
         assert_eq!(result, Err(ErrorCode::Storage));
         assert!(store.list_attachments("t").expect("list").is_empty(), "{kind:?}: orphan listed");
@@ -328,8 +328,7 @@ fn regression_a_failed_put_leaves_no_listed_attachment() {
 /// though the mutation was complete and durable and its events were then never published.
 #[test]
 fn regression_cleanup_after_the_commit_point_does_not_fail_the_call() {
-    let (dir, store, result) =
-        faulted_once(delete_session, OpKind::RemoveDir, "%trash/s", Fault::Io);
+    let (dir, store, result) = faulted_once(delete_session, IoOp::RemoveDir, "%trash/s", Fault::Io);
     assert!(result.is_ok(), "{result:?}");
     assert!(store.get_meta("s").expect("meta").is_none());
     drop(store);
@@ -337,7 +336,7 @@ fn regression_cleanup_after_the_commit_point_does_not_fail_the_call() {
     assert!(!dir.path().join("attachments/%trash/s").exists(), "open removes the leftover");
     assert!(reopened.list_attachments("s").expect("list").is_empty());
     let delete = SCENARIOS.iter().find(|(n, _)| *n == "delete-attachment").expect("scenario").1;
-    let (_dir, store, result) = faulted_once(delete, OpKind::RemoveFile, ".bin", Fault::Io);
+    let (_dir, store, result) = faulted_once(delete, IoOp::RemoveFile, ".bin", Fault::Io);
     assert_eq!(result.map(|v| v["deleted"].clone()), Ok(json!(true)));
     assert!(store.list_attachments("s").expect("list").is_empty());
 }
@@ -354,7 +353,7 @@ fn a_failed_flush_under_concurrent_writers_fails_exactly_its_writer() {
     for sid in ["g0", "g1"] {
         c.ok(&*store, "session::ensure", json!({"session_id": sid}));
     }
-    io.fail_next(OpKind::SyncData, "", Fault::Io);
+    io.fail_next(IoOp::SyncData, "", Fault::Io);
     let outcomes: Vec<Vec<(String, bool)>> = std::thread::scope(|scope| {
         let writers: Vec<_> = ["g0", "g1"]
             .into_iter()

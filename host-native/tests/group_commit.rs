@@ -16,7 +16,7 @@ use session_core::events::MESSAGE_ADDED;
 use session_core::{Limits, Store};
 use session_manager::config::{AdapterConfig, FsAdapterConfig};
 use session_manager::emitter::{Delivery, Emitter, Sink};
-use session_manager::fs::{Fault, FaultyIo, OpKind};
+use session_manager::fs::{Fault, FaultyIo, IoOp};
 use session_manager::runtime::Runtime;
 use session_manager::worker::Worker;
 use session_manager::{FsConfig, FsStore, SyncMode};
@@ -42,8 +42,8 @@ struct Setup {
 }
 
 /// A durable flush of appends in `group` mode: of the data_dir's journal.
-fn is_flush(kind: OpKind, path: &std::path::Path) -> bool {
-    kind == OpKind::SyncData && path.file_name().is_some_and(|n| n == JOURNAL)
+fn is_flush(kind: IoOp, path: &std::path::Path) -> bool {
+    kind == IoOp::SyncData && path.file_name().is_some_and(|n| n == JOURNAL)
 }
 
 const JOURNAL: &str = ".session-journal";
@@ -164,7 +164,7 @@ async fn a_failed_group_flush_fails_exactly_the_writes_it_covered() {
     call(&s.worker, "session::append", json!({"session_id": "s", "message": warmup}))
         .await
         .unwrap();
-    s.io.fail_next(OpKind::SyncData, JOURNAL, Fault::Io);
+    s.io.fail_next(IoOp::SyncData, JOURNAL, Fault::Io);
     let outcomes = append_together(&s.worker).await;
     assert!(!s.io.fired().is_empty(), "the injected flush fault never fired");
     let failed: HashSet<&str> = outcomes.iter().filter(|o| !o.1).map(|o| o.0.as_str()).collect();
@@ -214,7 +214,7 @@ async fn a_lone_append_flushes_on_its_own_thread_and_fails_alone() {
     append("two").await.unwrap();
     assert_eq!(*flushed_on.lock().unwrap(), [caller], "one flush, on the caller's thread");
 
-    s.io.fail_next(OpKind::SyncData, JOURNAL, Fault::Io);
+    s.io.fail_next(IoOp::SyncData, JOURNAL, Fault::Io);
     match append("lost").await {
         Err(iii_sdk::Error::Remote { code, .. }) => assert_eq!(code, "session/storage"),
         other => panic!("the failed flush was acknowledged: {other:?}"),

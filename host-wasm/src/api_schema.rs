@@ -19,7 +19,7 @@ use session_core::wire::{
 use session_core::{transfer, ErrorCode};
 
 use crate::call_event::CallEvent;
-use crate::feed::Rebuilt;
+use crate::rebuild::Rebuilt;
 use crate::workspace::{SimulationPlan, WorkspaceOptions};
 
 /// How the package groups a catalog kind; operator functions are host-only and left out.

@@ -9,7 +9,7 @@
 pub mod api_schema;
 mod call_event;
 mod convert;
-mod feed;
+mod rebuild;
 mod workspace;
 
 pub use workspace::{simulation_steps, Workspace};

@@ -15,7 +15,7 @@ mod bindings;
 mod content;
 mod entry;
 mod enums;
-mod events;
+mod event_payloads;
 mod message;
 mod meta;
 pub mod store_calls;
@@ -33,7 +33,7 @@ pub use bindings::*;
 pub use content::*;
 pub use entry::*;
 pub use enums::*;
-pub use events::*;
+pub use event_payloads::*;
 pub use message::*;
 pub use meta::*;
 

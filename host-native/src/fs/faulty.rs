@@ -15,7 +15,7 @@ use super::vfs::{FsIo, RealIo};
 
 /// The kinds of write-side operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OpKind {
+pub enum IoOp {
     OpenAppend,
     OpenWrite,
     Create,
@@ -54,16 +54,16 @@ impl Fault {
 
 #[derive(Debug, Default)]
 struct State {
-    ops: Vec<(OpKind, PathBuf)>,
+    ops: Vec<(IoOp, PathBuf)>,
     /// `(index in ops, fault)` armed failures.
     armed: Vec<(usize, Fault)>,
     /// `(kind, path suffix, fault)`: the next matching operation fails.
-    matching: Vec<(OpKind, String, Fault)>,
-    fired: Vec<(OpKind, PathBuf, Fault)>,
+    matching: Vec<(IoOp, String, Fault)>,
+    fired: Vec<(IoOp, PathBuf, Fault)>,
 }
 
 /// Called before each operation, outside any lock of the double (see [`FaultyIo::set_hook`]).
-pub type Hook = Arc<dyn Fn(OpKind, &Path) + Send + Sync>;
+pub type Hook = Arc<dyn Fn(IoOp, &Path) + Send + Sync>;
 
 /// Records operations and fails the armed ones; see the module doc.
 #[derive(Default)]
@@ -88,7 +88,7 @@ impl FaultyIo {
     }
 
     /// Every operation seen so far, in order.
-    pub fn ops(&self) -> Vec<(OpKind, PathBuf)> {
+    pub fn ops(&self) -> Vec<(IoOp, PathBuf)> {
         self.lock().ops.clone()
     }
 
@@ -105,12 +105,12 @@ impl FaultyIo {
     }
 
     /// Fails the next operation of `kind` whose path ends with `suffix`.
-    pub fn fail_next(&self, kind: OpKind, suffix: &str, fault: Fault) {
+    pub fn fail_next(&self, kind: IoOp, suffix: &str, fault: Fault) {
         self.lock().matching.push((kind, suffix.to_string(), fault));
     }
 
     /// The faults that fired: `(kind, path, fault)`.
-    pub fn fired(&self) -> Vec<(OpKind, PathBuf, Fault)> {
+    pub fn fired(&self) -> Vec<(IoOp, PathBuf, Fault)> {
         self.lock().fired.clone()
     }
 
@@ -128,7 +128,7 @@ impl FaultyIo {
     }
 
     /// Records the operation; `Some(fault)` when it must fail.
-    fn check(&self, kind: OpKind, path: &Path) -> Option<Fault> {
+    fn check(&self, kind: IoOp, path: &Path) -> Option<Fault> {
         let hook = self.hook.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(hook) = hook {
             hook(kind, path);
@@ -147,12 +147,7 @@ impl FaultyIo {
         Some(fault)
     }
 
-    fn run<T>(
-        &self,
-        kind: OpKind,
-        path: &Path,
-        op: impl FnOnce() -> io::Result<T>,
-    ) -> io::Result<T> {
+    fn run<T>(&self, kind: IoOp, path: &Path, op: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
         match self.check(kind, path) {
             Some(fault) => Err(fault.error()),
             None => op(),
@@ -162,15 +157,15 @@ impl FaultyIo {
 
 impl FsIo for FaultyIo {
     fn open_append(&self, path: &Path) -> io::Result<File> {
-        self.run(OpKind::OpenAppend, path, || RealIo.open_append(path))
+        self.run(IoOp::OpenAppend, path, || RealIo.open_append(path))
     }
 
     fn create(&self, path: &Path) -> io::Result<File> {
-        self.run(OpKind::Create, path, || RealIo.create(path))
+        self.run(IoOp::Create, path, || RealIo.create(path))
     }
 
     fn write(&self, file: &File, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        match self.check(OpKind::Write, path) {
+        match self.check(IoOp::Write, path) {
             Some(Fault::Short) => {
                 RealIo.write(file, path, &bytes[..bytes.len() / 2])?;
                 Err(Fault::Short.error())
@@ -181,11 +176,11 @@ impl FsIo for FaultyIo {
     }
 
     fn open_write(&self, path: &Path) -> io::Result<File> {
-        self.run(OpKind::OpenWrite, path, || RealIo.open_write(path))
+        self.run(IoOp::OpenWrite, path, || RealIo.open_write(path))
     }
 
     fn write_at(&self, file: &File, path: &Path, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        match self.check(OpKind::Write, path) {
+        match self.check(IoOp::Write, path) {
             Some(Fault::Short) => {
                 RealIo.write_at(file, path, offset, &bytes[..bytes.len() / 2])?;
                 Err(Fault::Short.error())
@@ -196,34 +191,34 @@ impl FsIo for FaultyIo {
     }
 
     fn sync_data(&self, file: &File, path: &Path) -> io::Result<()> {
-        self.run(OpKind::SyncData, path, || RealIo.sync_data(file, path))
+        self.run(IoOp::SyncData, path, || RealIo.sync_data(file, path))
     }
 
     fn sync_fs(&self, file: &File, path: &Path) -> io::Result<()> {
-        self.run(OpKind::SyncFs, path, || RealIo.sync_fs(file, path))
+        self.run(IoOp::SyncFs, path, || RealIo.sync_fs(file, path))
     }
 
     fn set_len(&self, file: &File, path: &Path, len: u64) -> io::Result<()> {
-        self.run(OpKind::SetLen, path, || RealIo.set_len(file, path, len))
+        self.run(IoOp::SetLen, path, || RealIo.set_len(file, path, len))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.run(OpKind::Rename, from, || RealIo.rename(from, to))
+        self.run(IoOp::Rename, from, || RealIo.rename(from, to))
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        self.run(OpKind::RemoveFile, path, || RealIo.remove_file(path))
+        self.run(IoOp::RemoveFile, path, || RealIo.remove_file(path))
     }
 
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.run(OpKind::RemoveDir, path, || RealIo.remove_dir_all(path))
+        self.run(IoOp::RemoveDir, path, || RealIo.remove_dir_all(path))
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.run(OpKind::CreateDir, path, || RealIo.create_dir_all(path))
+        self.run(IoOp::CreateDir, path, || RealIo.create_dir_all(path))
     }
 
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        self.run(OpKind::SyncDir, path, || RealIo.sync_dir(path))
+        self.run(IoOp::SyncDir, path, || RealIo.sync_dir(path))
     }
 }

@@ -21,7 +21,6 @@
 //! * **Listing:** `catalog.rs`; **compaction:** when a file exceeds twice its live snapshot.
 
 mod attachments;
-mod catalog;
 mod checkpoint;
 mod compact;
 mod deferred;
@@ -30,6 +29,7 @@ mod flush;
 mod inline;
 mod io;
 mod journal;
+mod meta_catalog;
 mod offline;
 mod session;
 mod spill;
@@ -50,18 +50,18 @@ use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError, Write};
 
 use attachments::Attachments;
-use catalog::Catalog;
 use checkpoint::{Checkpoint, ColdView};
 use compact::Compactor;
 use flush::{Flusher, Ticket};
 use io::io_err;
+use meta_catalog::Catalog;
 use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
 
-pub use catalog::CATALOG_FILE;
 pub use deferred::Deferred;
-pub use faulty::{Fault, FaultyIo, OpKind};
+pub use faulty::{Fault, FaultyIo, IoOp};
 pub use flush::Flushes;
 pub use journal::Landing;
+pub use meta_catalog::CATALOG_FILE;
 pub use offline::{Offline, WholeSession};
 pub use sync::SyncMode;
 pub use vfs::{FsIo, RealIo};

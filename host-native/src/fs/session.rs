@@ -128,7 +128,7 @@ pub(crate) fn session_on_disk(data_dir: &Path, sid: &str) -> bool {
 pub(crate) fn walk_lines(
     mut reader: impl BufRead,
     walker: &mut jsonl::Walker,
-    apply: &mut dyn FnMut(jsonl::Applied<'_>),
+    apply: &mut dyn FnMut(jsonl::ReplayedChangeSet<'_>),
 ) -> io::Result<u64> {
     let (mut line, mut len) = (Vec::new(), 0);
     loop {

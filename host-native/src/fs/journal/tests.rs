@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Journal, FILE_NAME, INITIAL_CAP, MAX_CAP};
-use crate::fs::{FaultyIo, OpKind};
+use crate::fs::{FaultyIo, IoOp};
 
 /// Long enough that a flush that went early did so because gathering ended, not its deadline.
 const PATIENT: Duration = Duration::from_secs(30);
@@ -36,7 +36,7 @@ impl Fixture {
     fn flushes(&self) -> usize {
         let ops = self.io.ops();
         ops.iter()
-            .filter(|(kind, path)| *kind == OpKind::SyncData && path.ends_with(FILE_NAME))
+            .filter(|(kind, path)| *kind == IoOp::SyncData && path.ends_with(FILE_NAME))
             .count()
     }
 
