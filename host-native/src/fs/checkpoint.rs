@@ -24,12 +24,12 @@ use serde::{Deserialize, Serialize};
 use session_core::jsonl::TailRepair;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::path_index::EntryClass;
+use session_core::record::SessionState;
 use session_core::wire::{SessionEntry, SessionMeta};
 use session_core::StoreError;
 
 use super::io::io_err;
-use super::session::Loaded;
-use super::spill::{self, Span};
+use super::spill::{self, Span, Spilled};
 
 mod tail;
 
@@ -132,16 +132,29 @@ pub(crate) struct Checkpoint {
     log_path: PathBuf,
 }
 
+/// What a checkpoint is taken from: a loaded session (`session.rs`'s `Loaded::source`), its
+/// state and where its log stood when the state was replayed.
+pub(crate) struct Source<'a> {
+    pub(crate) state: &'a SessionState,
+    pub(crate) on_disk: bool,
+    pub(crate) repair: &'a TailRepair,
+    pub(crate) len: u64,
+    pub(crate) spilled: &'a Spilled,
+}
+
 impl Checkpoint {
     /// `None` when the session has nothing a cold view could serve: no meta, a broken active
     /// path, no log, or a log that is not the one the state was replayed from.
-    pub(crate) fn take(loaded: &Loaded, log_path: &Path) -> Result<Option<Checkpoint>, StoreError> {
+    pub(crate) fn take(
+        loaded: Source<'_>,
+        log_path: &Path,
+    ) -> Result<Option<Checkpoint>, StoreError> {
         let state = &loaded.state;
         let Some(meta) = &state.meta else { return Ok(None) };
         // A repair due means the log ends inside what replay dropped: not a place to go on from.
         if state.path_index().broken().is_some()
             || !loaded.on_disk
-            || loaded.repair != TailRepair::None
+            || *loaded.repair != TailRepair::None
         {
             return Ok(None);
         }

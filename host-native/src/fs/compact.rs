@@ -24,7 +24,6 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -35,16 +34,9 @@ use session_core::StoreError;
 use super::checkpoint::Checkpoint;
 use super::io::{io_err, sync_dir};
 use super::journal::Journal;
-use super::session::{Loaded, Slot};
+use super::session::{next_epoch, Loaded, Slot};
 use super::spill::{self, SnapshotPlan};
 use super::vfs::FsIo;
-
-static EPOCH: AtomicU64 = AtomicU64::new(1);
-
-/// A fresh epoch for a cached state (see the module doc).
-pub(crate) fn next_epoch() -> u64 {
-    EPOCH.fetch_add(1, Ordering::Relaxed)
-}
 
 type Job = (String, Arc<Slot>);
 
@@ -244,7 +236,7 @@ fn checkpoint(shared: &Shared, sid: &str, slot: &Slot) -> Result<(), StoreError>
         if loaded.checkpoint_len == Some(loaded.len) {
             return Ok(());
         }
-        (Checkpoint::take(loaded, &path)?, loaded.epoch)
+        (Checkpoint::take(loaded.source(), &path)?, loaded.epoch)
     };
     let Some(taken) = taken else { return Ok(()) };
     taken.write()?;

@@ -31,13 +31,13 @@
 
 use std::fs::File;
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use session_core::StoreError;
 
+use super::group_wait::{next_step, CountedCondvar, Next};
 use super::io::io_err;
 use super::journal::Journal;
-use super::session::Slot;
 use super::vfs::FsIo;
 
 /// One session's group commit state (see the module docs).
@@ -83,94 +83,23 @@ impl FlushState {
     }
 }
 
-/// What a waiter for count `upto` of a group commit does next, given the ranges failed flushes
-/// dropped, the durable count and whether a flush runs (the rule of the session flushers and
-/// of the journal, `journal/`).
-pub(super) fn next_step(
-    failed: &[(u64, u64, String)],
-    durable: u64,
-    flushing: bool,
-    upto: u64,
-) -> Next {
-    if let Some((_, _, why)) = failed.iter().find(|(from, to, _)| *from < upto && upto <= *to) {
-        return Next::Done(Err(StoreError::Io(why.clone())));
-    }
-    if durable >= upto {
-        Next::Done(Ok(()))
-    } else if flushing {
-        Next::Wait
-    } else {
-        Next::Lead
-    }
-}
-
-/// A waiter's next step.
-pub(super) enum Next {
-    /// Durable, or dropped by a failed flush.
-    Done(Result<(), StoreError>),
-    /// A flush runs: wait for it to end.
-    Wait,
-    /// No flush runs: lead one.
-    Lead,
-}
-
-/// A condvar whose waiters are counted in the state its mutex guards, so a wake with nobody
-/// waiting makes no syscall (a std `Condvar` wake always makes one; a lone append's flush wakes
-/// nobody). Read the count under the lock, wake after releasing it.
-#[derive(Debug, Default)]
-pub(super) struct CountedCondvar(Condvar);
-
-impl CountedCondvar {
-    /// Waits once; `*waiting(state)` counts this thread meanwhile.
-    pub(super) fn wait<'a, T>(
-        &self,
-        mut guard: MutexGuard<'a, T>,
-        waiting: fn(&mut T) -> &mut usize,
-    ) -> MutexGuard<'a, T> {
-        *waiting(&mut guard) += 1;
-        let mut guard = self.0.wait(guard).unwrap_or_else(|p| p.into_inner());
-        *waiting(&mut guard) -= 1;
-        guard
-    }
-
-    /// [`Self::wait`] for at most `timeout`.
-    pub(super) fn wait_timeout<'a, T>(
-        &self,
-        mut guard: MutexGuard<'a, T>,
-        timeout: std::time::Duration,
-        waiting: fn(&mut T) -> &mut usize,
-    ) -> MutexGuard<'a, T> {
-        *waiting(&mut guard) += 1;
-        let (mut guard, _) = self.0.wait_timeout(guard, timeout).unwrap_or_else(|p| p.into_inner());
-        *waiting(&mut guard) -= 1;
-        guard
-    }
-
-    /// Wakes every waiter, if `waiting` (the count read under the lock) says there is one.
-    pub(super) fn notify_all(&self, waiting: usize) {
-        if waiting > 0 {
-            self.0.notify_all();
-        }
-    }
-}
-
 /// A registered append: durable once its flusher's `durable` reaches `upto`.
 #[derive(Debug)]
 pub(crate) struct Ticket {
-    pub(crate) slot: Arc<Slot>,
+    pub(crate) flusher: Arc<Flusher>,
     pub(crate) upto: u64,
 }
 
 impl Ticket {
     /// Waits until this append is durable (leading a flush when none runs).
     pub(crate) fn wait(&self, io: &dyn FsIo) -> Result<(), StoreError> {
-        self.slot.flusher.wait(io, self.upto)
+        self.flusher.wait(io, self.upto)
     }
 
     /// [`Self::wait`] for async callers: no thread waits; a flush this call leads runs on a
     /// blocking thread (and finishes even when this future is dropped).
     pub(crate) async fn wait_async(&self, io: &Arc<dyn FsIo>) -> Result<(), StoreError> {
-        let flusher = &self.slot.flusher;
+        let flusher = &self.flusher;
         loop {
             let notified = flusher.flushed_async.notified();
             tokio::pin!(notified);
@@ -186,8 +115,8 @@ impl Ticket {
                     flusher.finish(target, target_len, result);
                 }
                 Next::Lead => {
-                    let (slot, io) = (Arc::clone(&self.slot), Arc::clone(io));
-                    let led = tokio::task::spawn_blocking(move || slot.flusher.lead(&*io));
+                    let (flusher, io) = (Arc::clone(&self.flusher), Arc::clone(io));
+                    let led = tokio::task::spawn_blocking(move || flusher.lead(&*io));
                     led.await
                         .map_err(|e| StoreError::Internal(format!("group flush panicked: {e}")))?;
                 }

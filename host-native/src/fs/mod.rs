@@ -26,6 +26,7 @@ mod compact;
 mod deferred;
 mod faulty;
 mod flush;
+mod group_wait;
 mod inline;
 mod io;
 mod journal;
@@ -342,7 +343,9 @@ impl FsStore {
     pub async fn settle(&self, sid: &str) -> Result<(), StoreError> {
         let Some(slot) = self.existing_slot(sid) else { return Ok(()) };
         match slot.flusher.pending() {
-            Some(upto) => Ticket { slot, upto }.wait_async(&self.cfg.io).await,
+            Some(upto) => {
+                Ticket { flusher: Arc::clone(&slot.flusher), upto }.wait_async(&self.cfg.io).await
+            }
             None => Ok(()),
         }
     }
@@ -382,7 +385,7 @@ impl FsStore {
         }
         let (applied, upto) = applied?;
         if let Some(upto) = upto {
-            tickets.push(Ticket { slot: Arc::clone(slot), upto });
+            tickets.push(Ticket { flusher: Arc::clone(&slot.flusher), upto });
         }
         Ok(applied)
     }
@@ -405,7 +408,7 @@ impl FsStore {
         if !loaded.checkpoint_behind(&self.ctx()) {
             return;
         }
-        let written = Checkpoint::take(loaded, &self.ctx().log_path(sid))
+        let written = Checkpoint::take(loaded.source(), &self.ctx().log_path(sid))
             .and_then(|taken| taken.map(|c| c.write().map(|()| c.log_len())).transpose());
         match written {
             Ok(len) => loaded.checkpoint_len = len.or(loaded.checkpoint_len),

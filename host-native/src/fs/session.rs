@@ -7,7 +7,7 @@
 use std::fs::{self, File};
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use session_core::jsonl::{self, enc, TailRepair};
@@ -15,7 +15,6 @@ use session_core::record::{Record, SessionState};
 use session_core::StoreError;
 
 use super::checkpoint::{self, ColdView};
-use super::compact::next_epoch;
 use super::flush::Flusher;
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
 use super::journal::Journal;
@@ -35,6 +34,14 @@ pub(crate) const COMPACT_MIN_BYTES: u64 = 16 * 1024;
 /// LRU tick. A slot leaves the store's map only when nothing else holds it and it caches nothing
 /// (checked under the shard's write lock, [`super::FsStore`]'s `prune_idle_slots`), so two
 /// threads never hold different locks for one session.
+static EPOCH: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh epoch for a cached state (a background compaction installs its file only while the
+/// epoch it started from is current, `compact.rs`).
+pub(crate) fn next_epoch() -> u64 {
+    EPOCH.fetch_add(1, Ordering::Relaxed)
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Slot {
     pub(crate) inner: Mutex<Option<Box<Loaded>>>,
@@ -43,7 +50,7 @@ pub(crate) struct Slot {
     pub(crate) cold: Mutex<Option<Box<ColdView>>>,
     pub(crate) last_used: AtomicU64,
     /// Group commit of the session's appends (`fsync: group`, [`super::flush`]).
-    pub(crate) flusher: Flusher,
+    pub(crate) flusher: Arc<Flusher>,
 }
 
 /// A loaded session: the replayed state and what is known about its file.
@@ -147,6 +154,17 @@ pub(crate) fn walk_lines(
 }
 
 impl Loaded {
+    /// What a checkpoint of this session is taken from.
+    pub(crate) fn source(&self) -> checkpoint::Source<'_> {
+        checkpoint::Source {
+            state: &self.state,
+            on_disk: self.on_disk,
+            repair: &self.repair,
+            len: self.len,
+            spilled: &self.spilled,
+        }
+    }
+
     /// Replays the session's file (a missing file is an empty session), line by line: a large
     /// log is never held whole, and its entries become stubs as they are replayed ([`spill`]).
     pub(crate) fn load(ctx: &Ctx<'_>, sid: &str) -> Result<Loaded, StoreError> {

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use session_core::StoreError;
 
-use super::flush::{next_step, CountedCondvar, Next};
+use super::group_wait::{next_step, CountedCondvar, Next};
 use super::io::io_err;
 use super::vfs::FsIo;
 use record::{Record, HEADER_LEN};
