@@ -48,7 +48,7 @@ pub enum AdapterConfig {
     Fs(FsAdapterConfig),
     /// Delegate raw storage and event fan-out to a main instance.
     Bridge(BridgeAdapterConfig),
-    /// Sessions in a PostgreSQL database shared by any number of instances (`pg/`).
+    /// Sessions in a PostgreSQL database shared by any number of instances (the `session-store-postgres` crate).
     Postgres(PostgresAdapterConfig),
 }
 

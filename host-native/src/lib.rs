@@ -11,7 +11,8 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 pub mod bridge;
 pub mod fs;
-pub mod pg;
+/// The postgres store (its own crate, `stores/postgres`).
+pub use session_store_postgres as pg;
 
 pub mod boot;
 pub mod cli;

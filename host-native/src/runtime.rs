@@ -10,7 +10,7 @@ use crate::bridge::{link, Bridge, BridgeStore};
 use crate::config::{resolve_data_dir, AdapterConfig};
 use crate::emitter::Emitter;
 use crate::fs::{FsConfig, FsStore, SyncMode};
-use crate::pg::{Follower, PgStore, Publisher};
+use crate::pg::{Follower, PgStore, Publish, Publisher};
 
 /// A built storage runtime.
 pub struct Runtime {
@@ -60,10 +60,10 @@ impl Runtime {
             }
             AdapterConfig::Postgres(config) => {
                 let store = Arc::new(PgStore::open(config)?.with_instance(instance_name(own_url)));
-                let publisher = Publisher {
+                let publisher: Publisher = Arc::new(EmitterPublisher {
                     emitter: emitter.clone(),
                     handle: tokio::runtime::Handle::try_current().ok(),
-                };
+                });
                 let follower = Follower::start(&store, publisher)?;
                 let runtime = Runtime {
                     waits_elsewhere: true,
@@ -189,5 +189,27 @@ pub fn parse_sync_mode(text: &str) -> Result<SyncMode, String> {
         "group" => Ok(SyncMode::Group),
         "never" => Ok(SyncMode::Never),
         other => Err(format!("unknown fs sync mode {other:?} (always | group | never)")),
+    }
+}
+
+/// Where the postgres follower publishes the other instances' events: the worker's emitter, on
+/// the worker's runtime when there is one.
+#[derive(Debug)]
+struct EmitterPublisher {
+    emitter: Emitter,
+    handle: Option<tokio::runtime::Handle>,
+}
+
+#[async_trait::async_trait]
+impl Publish for EmitterPublisher {
+    async fn publish(&self, events: Vec<Emitted>) {
+        let emitter = self.emitter.clone();
+        let publish = async move { emitter.publish(&events, true).await };
+        match &self.handle {
+            Some(handle) => {
+                let _ = handle.spawn(publish).await;
+            }
+            None => publish.await,
+        }
     }
 }

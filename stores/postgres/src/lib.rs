@@ -1,9 +1,11 @@
-//! The postgres adapter: sessions in a PostgreSQL database that any number of instances (one per
-//! engine) share. Each session is its fs log cut into change-set chunks (`schema.rs`), replayed by
+//! The postgres store of session-manager (its own crate: it depends on the core and nothing of the
+//! worker; the worker re-exports it as `session_manager::pg`): sessions in a PostgreSQL database
+//! that any number of instances (one per engine) share. Each session is its fs log cut into change-set chunks (`schema.rs`), replayed by
 //! the core's record state machine into a per-instance cache that every call first catches up
 //! (`cache.rs`), so a read through any instance sees every write acknowledged before it began;
-//! each change set is one transaction under the session row's lock (`apply.rs`), which also
-//! writes the session's entry rows (`entry_rows.rs`). Entries, the active leaf and pages of the
+//! each change set is one transaction whose decision meets its apply under the session row's
+//! lock (`transact.rs`, `apply.rs`, `batch.rs`), which also writes the session's entry rows
+//! (`entry_rows.rs`). Entries, the active leaf and pages of the
 //! active path are read from those rows (`read.rs`), metas and attachments straight from theirs,
 //! list pages as SQL keyset pages over indexes; the rest (feed pages, other branches, sessions
 //! whose rows are not current) from the replayed state.
@@ -33,7 +35,7 @@ use tokio_postgres::Row;
 
 pub use config::PostgresAdapterConfig;
 pub use db::CALL_TIMEOUT;
-pub use follow::{Follower, Publisher};
+pub use follow::{Follower, Publish, Publisher};
 pub use schema::{valid_schema_name, SCHEMA_VERSION};
 
 use cache::{catch_up, lock, Cache};

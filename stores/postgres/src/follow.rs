@@ -28,7 +28,6 @@ use tokio_postgres::{AsyncMessage, Client, NoTls};
 
 use super::db::with_causes;
 use super::PgStore;
-use crate::emitter::Emitter;
 
 /// The notification channel of every schema; the payload names the schema.
 pub const CHANNEL: &str = "session_manager_outbox";
@@ -53,25 +52,15 @@ impl Drop for Follower {
     }
 }
 
-/// Where the follower publishes: the worker's emitter, on the worker's runtime when there is one.
-#[derive(Debug, Clone)]
-pub struct Publisher {
-    pub emitter: Emitter,
-    pub handle: Option<tokio::runtime::Handle>,
+/// Where the follower hands the other instances' events: the host's emitter, which runs them
+/// through its bindings like its own (the worker implements it, `runtime.rs`).
+#[async_trait::async_trait]
+pub trait Publish: Send + Sync + std::fmt::Debug {
+    async fn publish(&self, events: Vec<Emitted>);
 }
 
-impl Publisher {
-    async fn publish(&self, events: Vec<Emitted>) {
-        let emitter = self.emitter.clone();
-        let publish = async move { emitter.publish(&events, true).await };
-        match &self.handle {
-            Some(handle) => {
-                let _ = handle.spawn(publish).await;
-            }
-            None => publish.await,
-        }
-    }
-}
+/// A follower's [`Publish`].
+pub type Publisher = Arc<dyn Publish>;
 
 impl Follower {
     /// Starts following `store`'s schema on a thread of its own, from the outbox's newest row.
