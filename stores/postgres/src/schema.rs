@@ -249,6 +249,15 @@ impl Sql {
                  ORDER BY {key} {dir}, session_id {dir} LIMIT $1"
             )
         };
+        // The session row moved onto chunk `c` ($3–$8: meta, its list keys, the entry rows'
+        // leaf, path length and currency) → the chunk's n, the log's base.
+        let move_row = format!(
+            "UPDATE {s}.sessions r SET base = CASE WHEN r.base <= 0 THEN c.n ELSE r.base END, \
+             version = c.n, chunks = r.chunks + 1, meta = $3, created_at = $4, \
+             updated_at = $5, leaf = $6, path_len = $7, \
+             projected = CASE WHEN $8 THEN c.n ELSE -1 END \
+             FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
+        );
         Sql {
             schema: s.into(),
             catch_up: format!(
@@ -272,12 +281,7 @@ impl Sql {
             ),
             append_chunk: format!(
                 "WITH c AS (INSERT INTO {s}.log (session_id, n, lines) \
-                 VALUES ($1, nextval('{s}.log_n'), $2) RETURNING n) \
-                 UPDATE {s}.sessions r SET base = CASE WHEN r.base <= 0 THEN c.n ELSE r.base END, \
-                 version = c.n, chunks = r.chunks + 1, meta = $3, created_at = $4, \
-                 updated_at = $5, leaf = $6, path_len = $7, \
-                 projected = CASE WHEN $8 THEN c.n ELSE -1 END \
-                 FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
+                 VALUES ($1, nextval('{s}.log_n'), $2) RETURNING n) {move_row}"
             ),
             append_alone: format!(
                 "WITH s AS (SELECT 1 FROM {s}.sessions WHERE session_id = $1 AND version = $9 \
@@ -290,12 +294,7 @@ impl Sql {
                  AS r(id, at, class, body) ON CONFLICT (session_id, entry_id) \
                  DO UPDATE SET pos = EXCLUDED.pos, class = EXCLUDED.class, body = EXCLUDED.body), \
                  o AS (INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance) \
-                 SELECT $1, $15, $16, $17 FROM c WHERE $15::bigint IS NOT NULL) \
-                 UPDATE {s}.sessions r SET base = CASE WHEN r.base <= 0 THEN c.n ELSE r.base END, \
-                 version = c.n, chunks = r.chunks + 1, meta = $3, created_at = $4, \
-                 updated_at = $5, leaf = $6, path_len = $7, \
-                 projected = CASE WHEN $8 THEN c.n ELSE -1 END \
-                 FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
+                 SELECT $1, $15, $16, $17 FROM c WHERE $15::bigint IS NOT NULL) {move_row}"
             ),
             position: format!(
                 "SELECT version, projected = version FROM {s}.sessions WHERE session_id = $1"
