@@ -192,12 +192,15 @@ impl Db {
             return Err(no_answer("the store is closed"));
         };
         let _within = io.enter();
-        futures::executor::block_on(async move {
+        // Unconstrained: called on a thread inside a task of another runtime (the worker's
+        // only call, a test's step), tokio's per-task budget would be that task's, spent and
+        // never renewed while this blocks: its resources would answer "yield" forever.
+        futures::executor::block_on(tokio::task::unconstrained(async move {
             match tokio::time::timeout(CALL_TIMEOUT, job).await {
                 Ok(answer) => answer,
                 Err(_) => Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))),
             }
-        })
+        }))
     }
 }
 
