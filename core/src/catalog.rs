@@ -343,7 +343,7 @@ seed {
         |s, e, r| ops::create::decide(s, e, r)?.execute(s, e);
     "session::ensure", Mutation / WRITE, EnsureRequest => EnsureResponse,
         "Idempotently ensure a session with a given id exists; fires session::created only when it creates.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::ensure::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::ensure::decide(v, e, r.clone())) };
     "session::get", Read / READ, GetRequest => Option<GetResponse>,
         "Read one session's metadata (null when unknown).",
         |s, e, r| ops::get::decide(s, r).map(Outcome::silent);
@@ -352,25 +352,25 @@ seed {
         |s, e, r| ops::list::decide(s, e, r).map(Outcome::silent);
     "session::set-meta", Mutation / WRITE, SetMetaRequest => SetMetaResponse,
         "Update a session's title/description/metadata; fires session::meta-updated.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::set_meta::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::set_meta::decide(v, e, r.clone())) };
     "session::set-status", Mutation / WRITE, SetStatusRequest => SetStatusResponse,
         "Set status idle/working/done/error; fires session::status-changed (no-op when unchanged).",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::set_status::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::set_status::decide(v, e, r.clone())) };
     "session::set-draft", Mutation / WRITE, SetDraftRequest => SetDraftResponse,
         "Park (or clear) the session's unsent composer input — text and attachment ids; event-silent, read back on SessionMeta.draft / draft_attachments.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::set_draft::decide(v, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, _| ops::set_draft::decide(v, r.clone())) };
     "session::delete", Mutation / WRITE_FILES, DeleteRequest => DeleteResponse,
         "Delete a session and its entries; fires session::deleted.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::delete::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::delete::decide(v, e, r.clone())) };
     "session::append", Mutation / WRITE, AppendRequest => AppendResponse,
         "Append one entry (idempotent on entry_id); fires session::message-added.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::append::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::append::decide(v, e, r.clone())) };
     "session::append-many", Mutation / WRITE, AppendManyRequest => AppendManyResponse,
         "Append several message entries in order; fires session::message-added per entry.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::append_many::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::append_many::decide(v, e, r.clone())) };
     "session::update-message", Mutation / WRITE, UpdateMessageRequest => UpdateMessageResponse,
         "Replace a message entry's content (optimistic concurrency via expected_revision); fires session::message-updated.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::update_message::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::update_message::decide(v, e, r.clone())) };
     "session::get-message", Read / READ, GetMessageRequest => Option<GetMessageResponse>,
         "Read a single entry by id (null when unknown).",
         |s, e, r| ops::get_message::decide(s, r).map(Outcome::silent);
@@ -385,13 +385,13 @@ seed {
         |s, e, r| ops::messages_tail::decide(s, e, r).map(Outcome::silent);
     "session::fork", Mutation / WRITE, ForkRequest => ForkResponse,
         "Copy history up to an entry into a new session (copy-on-fork); fires session::created.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::fork::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::fork::decide(v, e, r.clone())) };
     "session::set-active-leaf", Mutation / WRITE, SetActiveLeafRequest => SetActiveLeafResponse,
         "Move the active path to end at a given entry (branch switch).",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::set_active_leaf::decide(v, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, _| ops::set_active_leaf::decide(v, r.clone())) };
     "session::put-attachment", Mutation / WRITE_BYTES, PutAttachmentRequest => PutAttachmentResponse,
         "Store an attachment's original bytes (base64) for a session and return the `file` content block that references it; event-silent.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::attachments::put(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::attachments::put(v, e, r.clone())) };
     "session::get-attachment", Read / READ_FILES, GetAttachmentRequest => Option<GetAttachmentResponse>,
         "Read one stored attachment's metadata and bytes (null when unknown).",
         |s, e, r| ops::attachments::get(s, r).map(Outcome::silent);
@@ -400,7 +400,7 @@ seed {
         |s, e, r| ops::attachments::list(s, r).map(Outcome::silent);
     "session::delete-attachment", Mutation / WRITE_FILES, DeleteAttachmentRequest => DeleteAttachmentResponse,
         "Delete one stored attachment no transcript entry references (e.g. a chip removed from the composer); also drops it from the draft. Event-silent.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::attachments::delete(v, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, _| ops::attachments::delete(v, r.clone())) };
     "session::config-status", Operator / READ, ConfigStatusRequest => ReloadStatus,
         "Report the last configuration hot-reload outcome: last_outcome (applied|rejected), last_error, and rejected_reloads (count since boot). A rejected outcome or non-zero count means a stored config was refused and the active storage adapter diverged from the central store. Takes no arguments.",
         |s, e, r| host_only::<ReloadStatus>("session::config-status");
@@ -474,7 +474,7 @@ extensions {
         |s, e, r| ops::changes::decide(s, e, r).map(Outcome::silent);
     "session::append-delta", Mutation / WRITE, AppendDeltaRequest => AppendDeltaResponse,
         "Append streamed text (or thinking) to a message's last text (thinking) block in O(delta); fires session::message-updated with the full message and records a compact session::message-delta change.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v| ops::append_delta::decide(v, e, r.clone())) };
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::append_delta::decide(v, e, r.clone())) };
 }
 store_windows {
     "session::store::path-locate", StoreProtocol / READ, StorePathLocateRequest => StorePathSpot,

@@ -164,3 +164,73 @@ impl core::fmt::Debug for Env<'_> {
         f.debug_struct("Env").field("limits", &self.limits).finish_non_exhaustive()
     }
 }
+
+/// Ids drawn again the same: a decision a backend takes again ([`crate::Store::transact`]: an
+/// optimistic one whose state moved) gets, in order, the ids the earlier run of it drew, then
+/// fresh ones — so a decision taken twice answers what it would have answered once.
+pub struct Redraw<'a> {
+    ids: &'a dyn IdGen,
+    drawn: core::cell::RefCell<alloc::vec::Vec<(u8, String)>>,
+    next: core::cell::Cell<usize>,
+}
+
+impl core::fmt::Debug for Redraw<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Redraw").field("drawn", &self.drawn).finish_non_exhaustive()
+    }
+}
+
+impl<'a> Redraw<'a> {
+    pub fn new(ids: &'a dyn IdGen) -> Self {
+        Redraw { ids, drawn: Default::default(), next: Default::default() }
+    }
+
+    /// A decision starts (again): the ids drawn so far are handed out first.
+    pub fn again(&self) {
+        self.next.set(0);
+    }
+
+    fn id(&self, kind: u8, fresh: impl FnOnce() -> String) -> String {
+        let (mut drawn, at) = (self.drawn.borrow_mut(), self.next.get());
+        self.next.set(at + 1);
+        match drawn.get(at) {
+            Some((k, id)) if *k == kind => id.clone(),
+            _ => {
+                let id = fresh();
+                drawn.truncate(at);
+                drawn.push((kind, id.clone()));
+                id
+            }
+        }
+    }
+}
+
+impl IdGen for Redraw<'_> {
+    fn session_id(&self) -> String {
+        self.id(0, || self.ids.session_id())
+    }
+    fn entry_id(&self) -> String {
+        self.id(1, || self.ids.entry_id())
+    }
+    fn attachment_id(&self) -> String {
+        self.id(2, || self.ids.attachment_id())
+    }
+}
+
+#[cfg(test)]
+mod redraw_tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_taken_again_draws_the_same_ids_then_fresh_ones() {
+        let ids = SeqIds::default();
+        let redraw = Redraw::new(&ids);
+        redraw.again();
+        let first = (redraw.session_id(), redraw.entry_id());
+        redraw.again();
+        assert_eq!((redraw.session_id(), redraw.entry_id()), first);
+        assert_ne!(redraw.entry_id(), first.1, "then a fresh one");
+        redraw.again();
+        assert_ne!(redraw.attachment_id(), first.0, "another kind at a place: fresh");
+    }
+}

@@ -69,7 +69,7 @@ pub mod transfer;
 pub mod view;
 pub mod wire;
 
-pub use env::{Clock, Env, IdGen, Limits, ManualClock, RandomIds, SeqIds};
+pub use env::{Clock, Env, IdGen, Limits, ManualClock, RandomIds, Redraw, SeqIds};
 pub use error::{ErrorCode, SessionError, StoreError};
 pub use events::{Emitted, SessionEvent};
 pub use mem_store::MemStore;

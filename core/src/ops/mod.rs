@@ -12,7 +12,7 @@ use core::marker::PhantomData;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::env::Env;
+use crate::env::{Env, Redraw};
 use crate::error::{Result, SessionError};
 use crate::events::Emitted;
 use crate::feed::PendingChange;
@@ -173,29 +173,37 @@ impl Pending {
 /// Runs a mutation of `session_id` as one transaction of `store` ([`Store::transact`]): `decide`
 /// sees the session only through the view the backend loaded under its lock, and its change set
 /// is applied in the same transaction (a backend may decide again on a newer view: only the last
-/// decision counts, so `decide` is `Fn`). Events come back only for a write that landed. The
-/// response comes back encoded, typed by `R` for the catalog; everything past the decision runs
-/// once for every response type (the wasm bundle's size).
+/// decision counts, so `decide` is `Fn`, and it gets an env whose ids a decision taken again
+/// draws the same, [`Redraw`]). Events come back only for a write that landed. The response
+/// comes back encoded, typed by `R` for the catalog; everything past the decision runs once for
+/// every response type (the wasm bundle's size).
 pub fn transact<R: Serialize>(
     store: &dyn Store,
     env: &Env<'_>,
     session_id: &str,
-    decide: impl Fn(&dyn SessionView) -> Result<Plan<R>>,
+    decide: impl Fn(&dyn SessionView, &Env<'_>) -> Result<Plan<R>>,
 ) -> Result<Encoded<R>> {
-    let outcome = transact_encoded(store, env, session_id, &mut |view| decide(view)?.encoded())?;
+    let decide = &mut |view: &dyn SessionView, env: &Env<'_>| decide(view, env)?.encoded();
+    let outcome = transact_encoded(store, env, session_id, decide)?;
     Ok(Encoded(outcome, PhantomData))
 }
+
+/// A decision whose response is encoded ([`transact_encoded`]).
+type DecideEncoded<'d> = &'d mut dyn FnMut(&dyn SessionView, &Env<'_>) -> Result<Plan<Value>>;
 
 /// [`transact`] once its decision encodes its response.
 fn transact_encoded(
     store: &dyn Store,
     env: &Env<'_>,
     session_id: &str,
-    decide: &mut dyn FnMut(&dyn SessionView) -> Result<Plan<Value>>,
+    decide: DecideEncoded<'_>,
 ) -> Result<Outcome<Value>> {
+    let redraw = Redraw::new(env.ids);
+    let env = Env { clock: env.clock, ids: &redraw, limits: env.limits };
     let mut pending = None;
     let applied = store.transact(session_id, &mut |view| {
-        let (changes, finish) = decide(view)?.prepare(env);
+        redraw.again();
+        let (changes, finish) = decide(view, &env)?.prepare(&env);
         pending = Some(finish);
         Ok(changes)
     })?;
