@@ -25,31 +25,29 @@ const COMPACT_CHUNKS: i64 = 64;
 /// (every instance's writes to one session queue there) and `cached` caught up under the lock —
 /// four statements sent back to back, prepared first (no round trip once the connection has
 /// them). The catch-up is a statement of its own after the lock, so its snapshot holds every
-/// chunk committed before the lock was granted. Whether the session's entry rows reflect its log.
+/// chunk committed before the lock was granted, and whether the entry rows reflect them
+/// (`cached.current`).
 pub async fn begin_locked(
     client: &impl GenericClient,
     sql: &Sql,
     sid: &str,
     cached: &mut Option<Replayed>,
-) -> Result<bool, StoreError> {
+) -> Result<(), StoreError> {
     let key = sid.as_bytes();
     let fail = |e: tokio_postgres::Error| db_error("lock the session row", &e);
-    // The write's statements too, though they run later: `apply_and_commit` sends `COMMIT` in
-    // the same round trip as its writes, which is safe only if each write is sent at once, not
-    // after a prepare of its own had an answer (its request would then follow the `COMMIT`).
-    let (ensure, lock, catch, ..) = tokio::try_join!(
-        client.prepare_cached(&sql.ensure_row),
-        client.prepare_cached(&sql.lock_row),
-        client.prepare_cached(&sql.catch_up),
-        client.prepare_cached(&sql.append_chunk),
-        client.prepare_cached(&sql.insert_outbox),
-        client.prepare_cached(&sql.project)
-    )
-    .map_err(fail)?;
+    let prepares = async {
+        tokio::try_join!(
+            client.prepare_cached(&sql.ensure_row),
+            client.prepare_cached(&sql.lock_row),
+            client.prepare_cached(&sql.catch_up),
+        )
+        .map_err(fail)
+    };
+    let ((ensure, lock, catch), ()) = tokio::try_join!(prepares, prepare_writes(client, sql))?;
     let (base, version) = position(cached);
     let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
     let since: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [&key, &base, &version];
-    let (_, _, locked, rows) = tokio::try_join!(
+    let (_, _, _, rows) = tokio::try_join!(
         client.batch_execute("BEGIN"),
         client.execute(&ensure, &by_key),
         client.query(&lock, &by_key),
@@ -57,7 +55,21 @@ pub async fn begin_locked(
     )
     .map_err(fail)?;
     absorb(&rows, cached);
-    Ok(locked.first().is_some_and(|row| row.get::<_, bool>(3)))
+    Ok(())
+}
+
+/// Prepares the write statements with a transaction's first statements, though they run later:
+/// [`write_and_commit`] sends `COMMIT` in the same round trip as its writes, which is safe only
+/// if each write is sent at once, not after a prepare of its own had an answer (its request
+/// would then follow the `COMMIT`). No round trip once the connection has them.
+async fn prepare_writes(client: &impl GenericClient, sql: &Sql) -> Result<(), StoreError> {
+    tokio::try_join!(
+        client.prepare_cached(&sql.append_chunk),
+        client.prepare_cached(&sql.insert_outbox),
+        client.prepare_cached(&sql.project)
+    )
+    .map_err(|e| db_error("prepare the writes", &e))?;
+    Ok(())
 }
 
 /// A change set planned on a session's cached state: what its transaction writes.
@@ -275,13 +287,8 @@ pub async fn lock_at(
     (version, current): (i64, bool),
 ) -> Result<bool, StoreError> {
     let fail = |e: tokio_postgres::Error| db_error("lock the session row", &e);
-    let (lock, ..) = tokio::try_join!(
-        client.prepare_cached(&sql.lock_row),
-        client.prepare_cached(&sql.append_chunk),
-        client.prepare_cached(&sql.insert_outbox),
-        client.prepare_cached(&sql.project)
-    )
-    .map_err(fail)?;
+    let prepare = async { client.prepare_cached(&sql.lock_row).await.map_err(fail) };
+    let (lock, ()) = tokio::try_join!(prepare, prepare_writes(client, sql))?;
     let key = sid.as_bytes();
     let by_key: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];
     let (_, locked) = tokio::try_join!(client.batch_execute("BEGIN"), client.query(&lock, &by_key))

@@ -149,10 +149,8 @@ impl Db {
     pub fn detach(&self, job: impl Future<Output = Result<(), StoreError>> + Send + 'static) {
         let Some(io) = &self.io else { return };
         io.spawn(async move {
-            match tokio::time::timeout(CALL_TIMEOUT, job).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::debug!("postgres: {e}"),
-                Err(_) => tracing::debug!("postgres: no answer within {CALL_TIMEOUT:?}"),
+            if let Err(e) = bounded(job).await {
+                tracing::debug!("{e}");
             }
         });
     }
@@ -171,11 +169,7 @@ impl Db {
             return Err(no_answer("the store is closed"));
         };
         io.spawn(async move {
-            let answer = match tokio::time::timeout(CALL_TIMEOUT, job).await {
-                Ok(answer) => answer,
-                Err(_) => Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))),
-            };
-            let _ = tx.send(answer);
+            let _ = tx.send(bounded(job).await);
         });
         rx.recv_timeout(CALL_TIMEOUT * 2)
             .unwrap_or_else(|_| Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))))
@@ -195,13 +189,15 @@ impl Db {
         // Unconstrained: called on a thread inside a task of another runtime (the worker's
         // only call, a test's step), tokio's per-task budget would be that task's, spent and
         // never renewed while this blocks: its resources would answer "yield" forever.
-        futures::executor::block_on(tokio::task::unconstrained(async move {
-            match tokio::time::timeout(CALL_TIMEOUT, job).await {
-                Ok(answer) => answer,
-                Err(_) => Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))),
-            }
-        }))
+        futures::executor::block_on(tokio::task::unconstrained(bounded(job)))
     }
+}
+
+/// `job`'s answer, or no answer once [`CALL_TIMEOUT`] has passed.
+async fn bounded<T>(job: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+    tokio::time::timeout(CALL_TIMEOUT, job)
+        .await
+        .unwrap_or_else(|_| Err(no_answer(&format!("within {CALL_TIMEOUT:?}"))))
 }
 
 /// A connection of `pool`, waited for.

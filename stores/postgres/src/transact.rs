@@ -156,11 +156,11 @@ impl PgStore {
         let cached = guard.take();
         let (client, begun) = self.db.hold(move |client| async move {
             let mut cached = cached;
-            begin_locked(&*client, &sql, &id, &mut cached).await.map(|current| (cached, current))
+            begin_locked(&*client, &sql, &id, &mut cached).await.map(|()| cached)
         })?;
         let mut replayed = match begun {
-            Ok((Some(replayed), current)) => Replayed { current, ..replayed },
-            Ok((None, _)) => {
+            Ok(Some(replayed)) => replayed,
+            Ok(None) => {
                 self.rollback(client);
                 return Err(StoreError::Internal("no cached state".into()));
             }
