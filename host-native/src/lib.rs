@@ -10,7 +10,7 @@
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 pub mod bridge;
-pub mod fs;
+pub use session_store_fs as fs;
 /// The postgres store (its own crate, `stores/postgres`).
 pub use session_store_postgres as pg;
 
@@ -28,7 +28,6 @@ pub mod manifest;
 pub mod migrate;
 pub mod nodelay;
 pub mod open_files;
-pub mod procfs;
 pub mod reload;
 pub mod runtime;
 pub mod seed;

@@ -7,6 +7,7 @@
 //! `PROPTEST_CASES` overrides the default of 32 cases.
 
 mod common;
+#[path = "../../stores/fs/tests/v1_rules/mod.rs"]
 mod v1_rules;
 
 use std::fs;

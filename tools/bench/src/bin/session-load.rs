@@ -31,7 +31,7 @@ use clap::Parser;
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
-use session_manager::procfs;
+use session_bench::procfs;
 
 impl Args {
     /// The writers phases' shape.

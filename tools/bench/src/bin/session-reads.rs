@@ -38,8 +38,8 @@ use clap::Parser;
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
+use session_bench::procfs;
 use session_manager::functions::READY_PROBE;
-use session_manager::procfs;
 
 #[derive(Debug, Parser)]
 #[command(

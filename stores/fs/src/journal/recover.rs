@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use session_core::StoreError;
 
 use super::record::{self, Header, Record};
-use crate::fs::io::{io_err, sync_dir};
-use crate::fs::vfs::FsIo;
+use crate::io::{io_err, sync_dir};
+use crate::vfs::FsIo;
 
 /// The journal's file name in the data_dir (not `*.jsonl`: never a session).
 pub(crate) const FILE_NAME: &str = ".session-journal";

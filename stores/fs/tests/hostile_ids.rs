@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use session_core::conformance::sample_meta;
 use session_core::{catalog, limits, ErrorCode, Limits, ManualClock, SeqIds, Store, Write};
 use session_core::{ChangeSet, Env, Outcome, SessionError};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 fn open(dir: &Path) -> FsStore {
     FsStore::open(FsConfig::new(dir).sync(SyncMode::Never)).expect("open")

@@ -61,7 +61,7 @@ use session_core::{
     catalog, Applied, ChangeSet, Env, Limits, ManualClock, MemStore, Outcome, SeqIds, SessionError,
     Store, StoreError,
 };
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 /// Session ids chosen by the caller (`ensure`); created and forked sessions add `s_NNN` ids.
 const FIXED: &[&str] = &["a", "b 1", "%"];

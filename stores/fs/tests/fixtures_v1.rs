@@ -10,7 +10,7 @@ use common::{fixture, listed, visible};
 use session_core::conformance::message_entry;
 use session_core::jsonl;
 use session_core::{ChangeSet, Store, Write};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 fn open(dir: &tempfile::TempDir) -> FsStore {
     FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("open")

@@ -15,7 +15,7 @@ use session_core::conformance::{message_entry, sample_meta};
 use session_core::jsonl;
 use session_core::record::Record;
 use session_core::{ChangeSet, Store, Write};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 fn scale() -> usize {
     std::env::var("FS_BENCH_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
@@ -245,7 +245,7 @@ fn open_and_list(c: &mut Criterion) {
     });
     g.bench_function(format!("{sessions}_sessions_no_catalog"), |b| {
         b.iter(|| {
-            let _ = std::fs::remove_file(dir.path().join(session_manager::fs::CATALOG_FILE));
+            let _ = std::fs::remove_file(dir.path().join(session_store_fs::CATALOG_FILE));
             let s = store(dir.path(), SyncMode::Never);
             assert_eq!(s.list_metas().expect("list").len(), sessions);
         })

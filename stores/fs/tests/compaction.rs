@@ -14,8 +14,8 @@ use session_core::conformance::{message_entry, sample_meta};
 use session_core::jsonl;
 use session_core::wire::SessionEntry;
 use session_core::{ChangeSet, Store, Write};
-use session_manager::fs::{Fault, FaultyIo, IoOp};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{Fault, FaultyIo, IoOp};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 fn open(dir: &Path, sync: SyncMode, io: Option<Arc<FaultyIo>>) -> FsStore {
     let mut cfg = FsConfig::new(dir).sync(sync);

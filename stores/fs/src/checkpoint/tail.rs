@@ -18,8 +18,8 @@ use session_core::record::{self, Record};
 use session_core::wire::SessionEntry;
 
 use super::{to_u32, Added, ColdView, OFF_PATH};
-use crate::fs::session::walk_lines;
-use crate::fs::spill::{Span, STUB_COST};
+use crate::session::walk_lines;
+use crate::spill::{Span, STUB_COST};
 
 impl ColdView {
     /// Applies the log's bytes from the checkpoint's length up to `len`; `None` when the view

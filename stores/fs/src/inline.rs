@@ -328,7 +328,7 @@ impl Store for Inline<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::{FsConfig, SyncMode};
+    use crate::{FsConfig, SyncMode};
     use session_core::conformance::{message_entry, sample_meta};
     use session_core::Write;
 

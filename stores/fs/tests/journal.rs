@@ -10,7 +10,7 @@ use std::path::Path;
 use common::{copy_dir, visible};
 use session_core::conformance::{message_entry, sample_meta};
 use session_core::{ChangeSet, Store, Write};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 const JOURNAL: &str = ".session-journal";
 
@@ -184,10 +184,10 @@ fn the_offline_commands_replay_a_journal_a_crash_left() {
     session(&store, "s", 3);
     let whole = fs::read(live.path().join("s.jsonl")).expect("read");
     let copy = power_loss_copy(live.path(), "s", 10, false);
-    let changed = session_manager::fs::recover_journal(copy.path()).expect("recover");
+    let changed = session_store_fs::recover_journal(copy.path()).expect("recover");
     assert_eq!(changed, ["s.jsonl"]);
     assert_eq!(fs::read(copy.path().join("s.jsonl")).expect("read"), whole, "what v1.0.32 reads");
-    assert!(session_manager::fs::recover_journal(copy.path()).expect("again").is_empty());
+    assert!(session_store_fs::recover_journal(copy.path()).expect("again").is_empty());
 }
 
 #[test]

@@ -11,6 +11,11 @@
 //! are done, so they time the reads alone. The data lives in a temp dir under `/tmp`, removed at
 //! the end.
 
+// The bench tools' /proc readings, shared by path (the bench crate depends on the worker).
+#[path = "../../../tools/bench/src/procfs.rs"]
+#[allow(dead_code, unused_imports)]
+mod procfs;
+
 use std::path::Path;
 use std::time::Instant;
 
@@ -20,7 +25,7 @@ use session_core::env::{ManualClock, SeqIds};
 use session_core::jsonl::{self, enc};
 use session_core::record::Record;
 use session_core::{catalog, Env, Limits};
-use session_manager::{procfs, FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 /// `VmRSS / VmHWM` of this process, MB.
 fn memory() -> String {

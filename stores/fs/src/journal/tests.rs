@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Journal, FILE_NAME, INITIAL_CAP, MAX_CAP};
-use crate::fs::{FaultyIo, IoOp};
+use crate::{FaultyIo, IoOp};
 
 /// Long enough that a flush that went early did so because gathering ended, not its deadline.
 const PATIENT: Duration = Duration::from_secs(30);

@@ -29,7 +29,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use session_core::jsonl::{self, enc};
 use session_core::{ChangeSet, MemStore, Store, Write};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 use common::{write_strategy, SESSIONS};
 

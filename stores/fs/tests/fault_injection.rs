@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use session_core::{catalog, Env, ErrorCode, Limits, ManualClock, MemStore, SeqIds, Store};
-use session_manager::fs::{Fault, FaultyIo, IoOp};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{Fault, FaultyIo, IoOp};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 const SESSIONS: &[&str] = &["s", "t", "s_001", "s_002"];
 

@@ -8,6 +8,11 @@
 //! outside the repository, deleted at the end unless `FS_FULL_KEEP=1`. `FS_FULL_SESSIONS` / `FS_FULL_SESSION_KB` / `FS_FULL_TAIL_ENTRIES`
 //! change the sizes (defaults 10 000, 100, 100 000).
 
+// The bench tools' /proc readings, shared by path (the bench crate depends on the worker).
+#[path = "../../../tools/bench/src/procfs.rs"]
+#[allow(dead_code, unused_imports)]
+mod procfs;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -18,7 +23,7 @@ use session_core::env::{ManualClock, SeqIds};
 use session_core::jsonl::{self, enc};
 use session_core::record::Record;
 use session_core::{catalog, Env, Limits, Store};
-use session_manager::{procfs, FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 const TEXT: &str =
     "The quick brown fox jumps over the lazy dog, streaming tokens into a durable log. ";
@@ -85,7 +90,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn open_and_list(dir: &Path, sessions: usize) {
-    let _ = std::fs::remove_file(dir.join(session_manager::fs::CATALOG_FILE));
+    let _ = std::fs::remove_file(dir.join(session_store_fs::CATALOG_FILE));
     let t = Instant::now();
     let store = open(dir);
     let n = store.list_metas().expect("list").len();

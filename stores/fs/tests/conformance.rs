@@ -12,7 +12,7 @@ use session_core::path::{PathSelect, PathSpot};
 use session_core::store::{Applied, ChangeSet};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Store, StoreError};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 /// Fresh stores, each `FsStore::open(config(dir))` on a temp dir of its own; the dirs live as
 /// long as the factory.

@@ -12,7 +12,7 @@ use common::{listed, visible};
 use session_core::conformance::{attachment_meta, message_entry, sample_meta};
 use session_core::wire::SessionEntry;
 use session_core::{ChangeSet, MemStore, Store, Write};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 fn open(dir: &Path) -> FsStore {
     FsStore::open(FsConfig::new(dir).sync(SyncMode::Never)).expect("open")
@@ -130,7 +130,7 @@ fn catalog_is_used_and_revalidated() {
         }
         assert_eq!(listed(&store).len(), 5);
     }
-    assert!(dir.path().join(session_manager::fs::CATALOG_FILE).exists(), "saved on drop");
+    assert!(dir.path().join(session_store_fs::CATALOG_FILE).exists(), "saved on drop");
     // Another writer changes a file behind the catalog's back: its stamp no longer matches.
     let mut m = sample_meta("s1", 1);
     m.title = "changed behind the catalog".into();
@@ -143,7 +143,7 @@ fn catalog_is_used_and_revalidated() {
     assert_eq!(metas.len(), 4, "removed file not listed");
     assert!(metas.iter().any(|m| m.title == "changed behind the catalog"), "stale line re-read");
     drop(store);
-    fs::write(dir.path().join(session_manager::fs::CATALOG_FILE), b"garbage").expect("write");
+    fs::write(dir.path().join(session_store_fs::CATALOG_FILE), b"garbage").expect("write");
     assert_eq!(listed(&open(dir.path())).len(), 4, "unreadable catalog is rebuilt");
 }
 

@@ -7,7 +7,7 @@
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 use serde_json::json;
 use session_core::{catalog, Env, Limits, ManualClock, SeqIds, Store};
-use session_manager::{FsConfig, FsStore, SyncMode};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 /// Soft limit for this test: far below the 1024 sessions the cache holds by default.
 const SOFT_LIMIT: u64 = 128;

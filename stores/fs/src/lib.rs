@@ -1,4 +1,4 @@
-//! `FsStore`: the durable fs adapter (contract §5.2–§5.5, issue 3) implementing
+//! `session-store-fs`: the durable fs store (contract §5.2–§5.5, issue 3), `FsStore` implementing
 //! [`session_core::Store`]. One `<enc(id)>.jsonl` log per session under `data_dir`; record and
 //! replay semantics are session-core's ([`session_core::jsonl`], `SessionState::apply`); this
 //! module owns only files, locks, flushing, caching and the catalog.
