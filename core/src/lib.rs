@@ -38,6 +38,7 @@
 
 extern crate alloc;
 
+pub mod backend;
 pub mod blocks;
 pub mod catalog;
 #[cfg(feature = "conformance")]
@@ -69,6 +70,7 @@ pub mod transfer;
 pub mod view;
 pub mod wire;
 
+pub use backend::{Backend, Durable};
 pub use env::{Clock, Env, IdGen, Limits, ManualClock, RandomIds, Redraw, SeqIds};
 pub use error::{ErrorCode, SessionError, StoreError};
 pub use events::{Emitted, SessionEvent};

@@ -142,6 +142,17 @@ impl MemStore {
     }
 }
 
+#[cfg(feature = "std")]
+impl crate::Backend for MemStore {
+    fn run(
+        &self,
+        _op: &crate::catalog::Operation,
+        call: &mut crate::backend::Call<'_>,
+    ) -> crate::backend::Ran {
+        (call(self), None)
+    }
+}
+
 impl Store for MemStore {
     fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
         Ok(self.read(|i| i.sessions.get(session_id).and_then(|s| s.meta.clone())))

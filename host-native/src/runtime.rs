@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use session_core::{Emitted, Store};
+use session_core::{Backend, Emitted};
 
 use crate::bridge::{link, Bridge, BridgeStore};
 use crate::config::{resolve_data_dir, AdapterConfig};
@@ -15,14 +15,12 @@ use crate::pg::{Follower, PgStore, Publish, Publisher};
 /// A built storage runtime.
 pub struct Runtime {
     pub adapter: AdapterConfig,
-    pub store: Arc<dyn Store + Send + Sync>,
-    fs: Option<Arc<FsStore>>,
+    /// The store, known only through the core's traits (`Backend`: where a call runs and when
+    /// its writes are durable).
+    pub store: Arc<dyn Backend>,
     bridge: Option<Arc<Bridge>>,
     /// In postgres mode, what delivers the other instances' events here (stopped on retire).
     follower: std::sync::Mutex<Option<Follower>>,
-    /// The store's calls wait on threads of its own (postgres: its pool's runtime), never on
-    /// the worker's: a call may block the worker's thread it came on.
-    waits_elsewhere: bool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -49,14 +47,13 @@ impl Runtime {
                 let sync = sync_override.unwrap_or(fs.fsync);
                 let store = FsStore::open(FsConfig::new(&dir).sync(sync))
                     .map_err(|e| format!("fs adapter: cannot open {}: {e}", dir.display()))?;
-                let store = Arc::new(store);
-                Ok(Runtime::new(adapter.clone(), store.clone(), Some(store), None))
+                Ok(Runtime::new(adapter.clone(), Arc::new(store), None))
             }
             AdapterConfig::Bridge(config) => {
                 link::validate(config, own_url)?;
                 let bridge = Arc::new(Bridge::connect(config, emitter)?);
                 let store = Arc::new(BridgeStore::new(bridge.clone()));
-                Ok(Runtime::new(adapter.clone(), store, None, Some(bridge)))
+                Ok(Runtime::new(adapter.clone(), store, Some(bridge)))
             }
             AdapterConfig::Postgres(config) => {
                 let store = Arc::new(PgStore::open(config)?.with_instance(instance_name(own_url)));
@@ -65,10 +62,7 @@ impl Runtime {
                     handle: tokio::runtime::Handle::try_current().ok(),
                 });
                 let follower = Follower::start(&store, publisher)?;
-                let runtime = Runtime {
-                    waits_elsewhere: true,
-                    ..Runtime::new(adapter.clone(), store, None, None)
-                };
+                let runtime = Runtime::new(adapter.clone(), store, None);
                 *runtime.follower.lock().unwrap_or_else(|p| p.into_inner()) = Some(follower);
                 Ok(runtime)
             }
@@ -77,32 +71,16 @@ impl Runtime {
 
     fn new(
         adapter: AdapterConfig,
-        store: Arc<dyn Store + Send + Sync>,
-        fs: Option<Arc<FsStore>>,
+        store: Arc<dyn Backend>,
         bridge: Option<Arc<Bridge>>,
     ) -> Runtime {
         let follower = std::sync::Mutex::new(None);
-        Runtime { adapter, store, fs, bridge, follower, waits_elsewhere: false }
+        Runtime { adapter, store, bridge, follower }
     }
 
-    /// Whether a call may run on the worker's thread it came on ([`Runtime::waits_elsewhere`]).
-    pub fn waits_elsewhere(&self) -> bool {
-        self.waits_elsewhere
-    }
-
-    /// A runtime over any store, with no bridge link (tests, tools).
-    pub fn over(adapter: AdapterConfig, store: Arc<dyn Store + Send + Sync>) -> Runtime {
-        Runtime::new(adapter, store, None, None)
-    }
-
-    /// A runtime over an fs store the caller opened (tests with an IO double).
-    pub fn over_fs(adapter: AdapterConfig, store: Arc<FsStore>) -> Runtime {
-        Runtime::new(adapter, store.clone(), Some(store), None)
-    }
-
-    /// The fs store, in fs mode (the worker runs calls it can serve from memory inline).
-    pub fn fs_store(&self) -> Option<&Arc<FsStore>> {
-        self.fs.as_ref()
+    /// A runtime over any store, with no bridge link (tests with an IO double, tools).
+    pub fn over(adapter: AdapterConfig, store: Arc<dyn Backend>) -> Runtime {
+        Runtime::new(adapter, store, None)
     }
 
     /// The link to the main, in bridge mode.
@@ -139,11 +117,9 @@ impl Runtime {
         }
     }
 
-    /// The feed retention the fs store's replays keep (a bridge keeps no feed).
+    /// The feed retention the store's replays keep (a bridge keeps no feed).
     pub fn set_feed_retention(&self, retention: usize) {
-        if let Some(fs) = &self.fs {
-            fs.set_feed_retention(retention);
-        }
+        self.store.set_feed_retention(retention);
     }
 
     /// Whether this runtime owns its store (fs or postgres, not a bridge): it serves
@@ -157,21 +133,11 @@ impl Runtime {
         self.adapter.name()
     }
 
-    /// Makes everything acknowledged durable (writes are synced before they are acknowledged;
-    /// this saves the fs store's listing catalog and its large sessions' checkpoints, and empties
-    /// its journal into the session files).
+    /// Before a shutdown: what makes the next start fast is saved (the fs store's listing
+    /// catalog and large sessions' checkpoints; its journal emptied into the session files).
+    /// Everything acknowledged is durable already.
     pub fn flush(&self) {
-        if let Some(fs) = &self.fs {
-            fs.flush_checkpoints();
-            if let Err(e) = fs.flush_catalog() {
-                tracing::warn!("flushing the fs store catalog failed: {e}");
-            }
-            if let Err(e) = fs.flush_journal() {
-                tracing::warn!(
-                    "emptying the fs store journal failed (the next start replays it): {e}"
-                );
-            }
-        }
+        self.store.flush_for_shutdown();
     }
 }
 

@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use iii_sdk::{Error, IIIClient};
 use serde_json::Value;
-use session_core::catalog::{self, Attachments, OpKind, Operation};
+use session_core::backend::CallResult;
+use session_core::catalog::{self, OpKind, Operation};
 use session_core::wire::ReloadStatus;
-use session_core::{Clock, Env, IdGen, Limits, Outcome, SessionError, Store};
+use session_core::{Clock, Env, IdGen, Limits, SessionError, Store};
 use tokio::sync::OwnedMutexGuard;
 
 use crate::clock::{random_ids, SystemClock};
 use crate::emitter::Emitter;
-use crate::fs::{Landing, SyncMode};
 use crate::locks::{lock_key, SessionLocks};
 use crate::runtime::Runtime;
 
@@ -143,12 +143,9 @@ impl Worker {
                 runtime.mode()
             )));
         }
-        // A write on its way to the journal (`fsync: group`), until it landed: its record joins
-        // the flush the records already waiting get (`fs/journal`).
-        let landing = match runtime.fs_store() {
-            Some(fs) if op.effects.writes => fs.landing(),
-            _ => None,
-        };
+        // A write on its way (the fs store's journal, `fsync: group`), until it landed: its
+        // record joins the flush the records already waiting get.
+        let landing = if op.effects.writes { runtime.store.write_arriving() } else { None };
         let locked = match lock_key(op, &payload) {
             Some(key) => Some(self.locks.lock(&key).await),
             None => None,
@@ -172,98 +169,85 @@ impl Worker {
     }
 
     /// The store part of a call, the session lock (`guard`) held while it decides and writes:
-    /// on this thread when the fs store can serve it from memory ([`crate::fs::FsStore::inline`],
-    /// [`crate::fs::FsStore::inline_write`]) or when it is the only call on a store that waits on
-    /// threads of its own (postgres), else on a blocking thread. With `fsync: group` (issue 16) a
-    /// write releases the lock before its flush returns, so the session's next writers are
-    /// decided meanwhile and share that flush; a read waits until what it saw is durable. The
-    /// write's [`Landing`] ends with the lock.
+    /// first on this thread when the store may serve it without blocking
+    /// ([`Backend::try_here`](session_core::Backend::try_here): the fs store from memory), on this thread when it is the only call
+    /// on a store that waits on threads of its own ([`Backend::waits_elsewhere`](session_core::Backend::waits_elsewhere): postgres), else
+    /// on a blocking thread ([`Backend::run`](session_core::Backend::run)). A write whose flush the store shares between
+    /// calls (the fs store's `fsync: group`, issue 16) releases the lock before it waits for its
+    /// [`Durable`](session_core::Durable), so the session's next writers are decided meanwhile and share that flush; a
+    /// read waits until what it saw is durable ([`Backend::read_settles`](session_core::Backend::read_settles)). The write's token
+    /// ([`Backend::write_arriving`](session_core::Backend::write_arriving)) ends with the lock.
     async fn execute(
         &self,
         runtime: &Arc<Runtime>,
         op: &'static Operation,
         mut payload: Value,
-        guard: (Option<OwnedMutexGuard<()>>, Option<Landing>),
-    ) -> Result<Result<Outcome<Value>, SessionError>, Error> {
+        guard: (Option<OwnedMutexGuard<()>>, Option<Box<dyn Send>>),
+    ) -> Result<CallResult, Error> {
         let limits = self.limits();
         let panicked =
             |e: tokio::task::JoinError| Error::Runtime(format!("{} panicked: {e}", op.id));
-        let Some(fs) = runtime.fs_store() else {
-            // The only call in progress, on a store that waits on threads of its own: the
-            // hand-offs to a blocking thread and back cost more than waiting here.
-            let here = runtime.waits_elsewhere() && self.alone().await;
-            let (runtime, sources) = (runtime.clone(), self.sources.clone());
-            let run = move || run(&*runtime.store, &sources, limits, op, payload);
-            if here {
-                return Ok(run());
-            }
-            return tokio::task::spawn_blocking(run).await.map_err(panicked);
+        let backend = &runtime.store;
+        let read_of = match op.effects.writes {
+            false => payload.get("session_id").and_then(Value::as_str).map(String::from),
+            true => None,
         };
-        let sync = fs.config().sync;
-        let read_of = match (sync, op.effects.writes) {
-            (SyncMode::Group, false) => payload.get("session_id").and_then(Value::as_str),
-            _ => None,
-        }
-        .map(String::from);
-        let mut inline = None;
-        let mut flushes = None;
-        // A write's inline try may draw ids before the view refuses: the rerun gets the same ones.
+        let mut ran = None;
+        // A write's try here may draw ids before the view refuses: the rerun gets the same ones.
         let mut sources = self.sources.clone();
-        if inline_candidate(op, sync) {
-            // The inline try works on a copy (the payload is kept for a retry on a blocking
-            // thread), and cloning a `Value` recurses: first refuse what the core refuses for its
-            // depth or size, so no payload of any depth is ever cloned.
+        if backend.may_try_here(op) {
+            // The try works on a copy (the payload is kept for a rerun on a blocking thread), and
+            // cloning a `Value` recurses: first refuse what the core refuses for its depth or
+            // size, so no payload of any depth is ever cloned.
             let budget = op.effects.request_budget(&limits);
             payload = session_core::limits::check(payload, budget).map_err(|e| remote(&e))?;
-            if op.effects.writes {
+            let redraw = op.effects.writes.then(|| {
                 let redraw = Arc::new(crate::clock::Redraw::new(self.sources.ids.clone()));
                 sources.ids = redraw.clone();
-                let try_run = |store: &dyn Store| run(store, &sources, limits, op, payload.clone());
-                match fs.inline_write(try_run) {
-                    Some((result, written)) => (inline, flushes) = (Some(result), Some(written)),
-                    None => redraw.replay(),
-                }
-            } else {
-                let try_run =
-                    |store: &dyn Store| run(store, &self.sources, limits, op, payload.clone());
-                inline = fs.inline(try_run);
+                redraw
+            });
+            let mut try_run = |store: &dyn Store| run(store, &sources, limits, op, payload.clone());
+            ran = backend.try_here(op, &mut try_run);
+            if let (None, Some(redraw)) = (&ran, redraw) {
+                redraw.replay();
             }
         }
-        let result = match inline {
-            Some(result) => result,
+        let (result, durable) = match ran {
+            Some(ran) => ran,
             None => {
-                let runtime = runtime.clone();
-                let deferred = op.effects.writes && sync == SyncMode::Group;
-                let (result, written) = tokio::task::spawn_blocking(move || {
-                    let fs = runtime.fs_store().filter(|_| deferred);
-                    match fs.map(|fs| fs.deferred()) {
-                        Some(view) => {
-                            let result = run(&view, &sources, limits, op, payload);
-                            (result, Some(view.into_flushes()))
-                        }
-                        None => (run(&*runtime.store, &sources, limits, op, payload), None),
-                    }
-                })
-                .await
-                .map_err(panicked)?;
-                flushes = written;
-                result
+                let (runtime, mut payload) = (runtime.clone(), Some(payload));
+                let mut call = move |store: &dyn Store| match payload.take() {
+                    Some(payload) => run(store, &sources, limits, op, payload),
+                    None => Err(SessionError::storage(format!("{} was run twice", op.id))),
+                };
+                if runtime.store.waits_elsewhere() && self.alone().await {
+                    // The only call in progress, on a store that waits on threads of its own:
+                    // the hand-offs to a blocking thread and back cost more than waiting here.
+                    runtime.store.run(op, &mut call)
+                } else {
+                    tokio::task::spawn_blocking(move || runtime.store.run(op, &mut call))
+                        .await
+                        .map_err(panicked)?
+                }
             }
         };
         drop(guard);
-        // Nothing to flush (`fsync: never`): no look for company either (its yields cost a
-        // scheduler pass each).
-        let flushes = flushes.filter(|f| !f.is_empty());
-        let settled = match (flushes, read_of) {
-            (Some(flushes), _) if self.alone().await => flushes.wait_here(),
-            (Some(flushes), _) => flushes.wait().await,
-            (None, Some(sid)) if result.is_ok() => fs.settle(&sid).await,
-            _ => Ok(()),
+        let durable = match (durable, read_of) {
+            (Some(durable), _) => Some(durable),
+            (None, Some(sid)) if result.is_ok() => backend.read_settles(&sid),
+            _ => None,
+        };
+        let settled = match durable {
+            Some(durable) => match self.alone().await {
+                true => durable.wait_here(),
+                false => durable.wait().await,
+            },
+            None => Ok(()),
         };
         if settled.is_err() {
-            // A flush failed: its log is cut back before this call answers.
+            // A flush failed: what it left is cut back before this call answers.
             let runtime = runtime.clone();
-            let clean = move || runtime.fs_store().map(|fs| fs.clean_failed_flushes());
+            let clean = move || runtime.store.after_failed_flush();
             tokio::task::spawn_blocking(clean).await.map_err(panicked)?;
         }
         Ok(result.and_then(|outcome| settled.map(|()| outcome).map_err(SessionError::from)))
@@ -287,19 +271,6 @@ impl Worker {
     }
 }
 
-/// Whether a call of `op` may try the fs store's inline path (`fs/inline.rs`): reads that need no
-/// attachment file IO, as the catalog declares, and with `fsync: group` or `never` the calls in
-/// [`INLINE_WRITES`].
-fn inline_candidate(op: &Operation, sync: SyncMode) -> bool {
-    let writes_inline = sync != SyncMode::Always && INLINE_WRITES.contains(&op.id);
-    op.effects.attachments == Attachments::None && (!op.effects.writes || writes_inline)
-}
-
-/// The writes the inline view may serve: each decides from reads, then applies one change set
-/// of appends and plain records and reads nothing after it (the view never refuses once it
-/// wrote). They are the hot path of a busy session (issue 16: no blocking-thread hand-off).
-const INLINE_WRITES: [&str; 2] = ["session::append", "session::append-delta"];
-
 /// The store part of a call: decide, apply, encode.
 fn run(
     store: &dyn Store,
@@ -307,7 +278,7 @@ fn run(
     limits: Limits,
     op: &Operation,
     payload: Value,
-) -> Result<Outcome<Value>, SessionError> {
+) -> CallResult {
     let env = Env { clock: &*sources.clock, ids: &*sources.ids, limits };
     catalog::dispatch(store, &env, op.id, payload)
         .unwrap_or_else(|| Err(SessionError::invalid_request(format!("{} is not served", op.id))))

@@ -66,7 +66,7 @@ fn setup() -> Setup {
     let events = Arc::new(Events::default());
     let emitter = Emitter::new(events.clone());
     emitter.subscriptions.write().unwrap().bind(MESSAGE_ADDED, "t", "f::x", &Value::Null).unwrap();
-    let runtime = Runtime::over_fs(adapter, store);
+    let runtime = Runtime::over(adapter, store);
     let worker = Worker::new(None, "ws://x".into(), runtime, Limits::default(), emitter);
     Setup { worker: Arc::new(worker), io, events, dir }
 }

@@ -231,6 +231,18 @@ fn session(session_id: &str) -> SessionIdRequest {
     SessionIdRequest { session_id: session_id.to_string() }
 }
 
+/// A bridged call blocks on the main's answer; the main made its writes durable before it
+/// answered.
+impl session_core::Backend for BridgeStore {
+    fn run(
+        &self,
+        _op: &session_core::catalog::Operation,
+        call: &mut session_core::backend::Call<'_>,
+    ) -> session_core::backend::Ran {
+        (call(self), None)
+    }
+}
+
 impl Store for BridgeStore {
     fn get_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
         self.call::<GetMeta>(session(session_id))

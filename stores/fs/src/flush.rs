@@ -193,7 +193,7 @@ impl Flusher {
     }
 
     /// The count a reader that just looked at the session must see durable, when some of what
-    /// it saw is not yet ([`super::FsStore::settle`]).
+    /// it saw is not yet ([`super::FsStore::read_settles`]).
     pub(crate) fn pending(&self) -> Option<u64> {
         let st = lock(&self.state);
         (st.durable < st.written).then_some(st.written)

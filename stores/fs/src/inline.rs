@@ -8,7 +8,7 @@
 //! * the session's slot lock is free (`try_lock`) — a busy slot means another thread is writing,
 //!   flushing (`fsync: always`), compacting or loading it; with `fsync: group` a write's flush
 //!   runs after the lock is released, and the worker holds a read's answer until what it saw is
-//!   durable (`FsStore::settle`); a slot whose group flush failed refuses (its log is cut back on
+//!   durable (`FsStore::read_settles`); a slot whose group flush failed refuses (its log is cut back on
 //!   a blocking thread first);
 //! * the session is cached, or its log is missing or small enough to replay on the spot
 //!   ([`INLINE_LOAD_MAX_BYTES`]); `list_entries` only for sessions up to

@@ -21,6 +21,7 @@
 //! * **Listing:** `catalog.rs`; **compaction:** when a file exceeds twice its live snapshot.
 
 mod attachments;
+mod backend;
 mod checkpoint;
 mod compact;
 mod deferred;
@@ -337,17 +338,15 @@ impl FsStore {
         }
     }
 
-    /// Waits until what a reader of `sid` may just have seen is durable: with `fsync: group` an
-    /// append is visible under the slot lock before its flush returns. An error when a flush
-    /// failed meanwhile (the reader saw a write that is gone; the read fails as `session/storage`).
-    pub async fn settle(&self, sid: &str) -> Result<(), StoreError> {
-        let Some(slot) = self.existing_slot(sid) else { return Ok(()) };
-        match slot.flusher.pending() {
-            Some(upto) => {
-                Ticket { flusher: Arc::clone(&slot.flusher), upto }.wait_async(&self.cfg.io).await
-            }
-            None => Ok(()),
-        }
+    /// What a reader of `sid` may just have seen before it was durable: with `fsync: group` an
+    /// append is visible under the slot lock before its flush returns. Waiting for it fails when
+    /// a flush failed meanwhile (the reader saw a write that is gone; the read fails as
+    /// `session/storage`).
+    pub fn read_settles(&self, sid: &str) -> Option<Flushes> {
+        let slot = self.existing_slot(sid)?;
+        let upto = slot.flusher.pending()?;
+        let ticket = Ticket { flusher: Arc::clone(&slot.flusher), upto };
+        Some(Flushes::new(vec![ticket], Arc::clone(&self.cfg.io)))
     }
 
     /// Applies a change set like [`Store::apply`] but leaves the group flush of its appends to

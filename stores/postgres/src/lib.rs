@@ -204,6 +204,23 @@ fn attachment_meta_of(row: &Row) -> Result<AttachmentMeta, StoreError> {
     decode("an attachment's meta", row.get::<_, &str>(0))
 }
 
+/// Every call waits on the pool's own runtime, never on the caller's: the only call in progress
+/// runs on the worker's thread it came on (the hand-offs to a blocking thread and back cost more
+/// than waiting there). A write is durable when its transaction committed.
+impl session_core::Backend for PgStore {
+    fn run(
+        &self,
+        _op: &session_core::catalog::Operation,
+        call: &mut session_core::backend::Call<'_>,
+    ) -> session_core::backend::Ran {
+        (call(self), None)
+    }
+
+    fn waits_elsewhere(&self) -> bool {
+        true
+    }
+}
+
 impl Store for PgStore {
     fn get_meta(&self, sid: &str) -> Result<Option<SessionMeta>, StoreError> {
         let metas = self.rows(
