@@ -19,7 +19,7 @@ pub struct Cli {
     /// Overrides the fs adapter's `fsync` config key for this process: `group` (every write is
     /// fsynced before its answer, concurrent writers share a flush), `always` (one fsync per
     /// write) or `never` (survives a process crash, not a power loss). Unset: the key decides.
-    #[arg(long, env = "SESSION_MANAGER_FS_SYNC", value_parser = crate::runtime::parse_sync_mode)]
+    #[arg(long, env = "SESSION_MANAGER_FS_SYNC", value_parser = str::parse::<crate::fs::SyncMode>)]
     pub fs_sync: Option<crate::fs::SyncMode>,
     /// Store sessions in this PostgreSQL database (`postgres://user@host:5432/db`): the postgres
     /// adapter, whatever adapter the stored configuration names (its other keys still apply; a

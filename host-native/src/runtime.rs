@@ -148,16 +148,6 @@ fn instance_name(own_url: &str) -> String {
     format!("{} {own_url}", host.nodename().to_string_lossy())
 }
 
-/// Parses `always` | `group` | `never` (the `--fs-sync` flag).
-pub fn parse_sync_mode(text: &str) -> Result<SyncMode, String> {
-    match text {
-        "always" => Ok(SyncMode::Always),
-        "group" => Ok(SyncMode::Group),
-        "never" => Ok(SyncMode::Never),
-        other => Err(format!("unknown fs sync mode {other:?} (always | group | never)")),
-    }
-}
-
 /// Where the postgres follower publishes the other instances' events: the worker's emitter, on
 /// the worker's runtime when there is one.
 #[derive(Debug)]

@@ -24,6 +24,7 @@ mod attachments;
 mod backend;
 mod checkpoint;
 mod compact;
+mod config;
 mod deferred;
 mod faulty;
 mod flush;
@@ -59,6 +60,7 @@ use io::io_err;
 use meta_catalog::Catalog;
 use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
 
+pub use config::{default_data_dir, resolve_data_dir, FsAdapterConfig, DEFAULT_DATA_DIR};
 pub use deferred::Deferred;
 pub use faulty::{Fault, FaultyIo, IoOp};
 pub use flush::Flushes;

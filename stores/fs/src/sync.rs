@@ -39,3 +39,17 @@ pub enum SyncMode {
     /// Never flush: the OS writes back when it likes. Survives a process crash, not a power loss.
     Never,
 }
+
+/// `always` | `group` | `never` (the worker's `--fs-sync` flag).
+impl std::str::FromStr for SyncMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<SyncMode, String> {
+        match text {
+            "always" => Ok(SyncMode::Always),
+            "group" => Ok(SyncMode::Group),
+            "never" => Ok(SyncMode::Never),
+            other => Err(format!("unknown fs sync mode {other:?} (always | group | never)")),
+        }
+    }
+}

@@ -40,7 +40,7 @@ use session_core::jsonl;
 use session_core::Limits;
 use session_manager::config::{AdapterConfig, FsAdapterConfig};
 use session_manager::emitter::{Delivery, Emitter, Sink};
-use session_manager::runtime::{parse_sync_mode, Runtime};
+use session_manager::runtime::Runtime;
 use session_manager::worker::Worker;
 
 #[derive(Debug, Parser)]
@@ -251,7 +251,7 @@ fn child(
     std::io::stdin().read_to_string(&mut input).expect("stdin");
     let expectations: Vec<Msg> =
         input.lines().filter(|l| !l.is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
-    let sync = parse_sync_mode(fsync).expect("--fsync");
+    let sync: session_manager::SyncMode = fsync.parse().expect("--fsync");
     let adapter = AdapterConfig::Fs(FsAdapterConfig {
         data_dir: data_dir.to_string_lossy().into_owned(),
         fsync: sync,
