@@ -4,13 +4,14 @@
 //! never through a branch on which store it is.
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::future::Future;
 use core::pin::Pin;
 
 use serde_json::Value;
 
 use crate::catalog::Operation;
-use crate::{Outcome, SessionError, Store, StoreError};
+use crate::{Emitted, Outcome, SessionError, Store, StoreError};
 
 /// What one call of the catalog answers.
 pub type CallResult = Result<Outcome<Value>, SessionError>;
@@ -82,4 +83,11 @@ pub trait Backend: Store + Send + Sync {
     /// Before a shutdown: saves what makes the next start fast (listing catalogs, checkpoints)
     /// and empties journals into their files. Everything acknowledged is durable already.
     fn flush_for_shutdown(&self) {}
+}
+
+/// Where a backend hands on the events it learns of but did not publish itself: the postgres
+/// follower's (other instances' writes), a bridge relay's (its main's feed). The host implements
+/// it over its emitter, which runs them through its bindings like its own.
+pub trait EventSink: Send + Sync + core::fmt::Debug {
+    fn publish(&self, events: Vec<Emitted>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }

@@ -70,7 +70,7 @@ pub mod transfer;
 pub mod view;
 pub mod wire;
 
-pub use backend::{Backend, Durable};
+pub use backend::{Backend, Durable, EventSink};
 pub use env::{Clock, Env, IdGen, Limits, ManualClock, RandomIds, Redraw, SeqIds};
 pub use error::{ErrorCode, SessionError, StoreError};
 pub use events::{Emitted, SessionEvent};

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use session_core::Limits;
 
+pub use crate::bridge::BridgeAdapterConfig;
 pub use crate::fs::{default_data_dir, resolve_data_dir, FsAdapterConfig, DEFAULT_DATA_DIR};
 pub use crate::pg::PostgresAdapterConfig;
 
@@ -48,17 +49,6 @@ pub enum AdapterConfig {
     Postgres(PostgresAdapterConfig),
 }
 
-/// Config of the bridge adapter.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BridgeAdapterConfig {
-    /// WebSocket URL of the main instance's engine.
-    pub url: String,
-    /// Per store/publish call timeout, in milliseconds.
-    #[serde(default = "default_timeout_ms")]
-    pub timeout_ms: u64,
-}
-
 fn default_list_limit() -> usize {
     Limits::default().default_list_limit
 }
@@ -71,9 +61,6 @@ fn max_list_limit() -> usize {
 }
 fn max_attachment_bytes() -> u64 {
     Limits::default().max_attachment_bytes
-}
-fn default_timeout_ms() -> u64 {
-    5000
 }
 
 impl Default for AdapterConfig {

@@ -9,7 +9,7 @@
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-pub mod bridge;
+pub use session_store_bridge as bridge;
 pub use session_store_fs as fs;
 /// The postgres store (its own crate, `stores/postgres`).
 pub use session_store_postgres as pg;

@@ -2,6 +2,8 @@
 //! bridge mode, the link to the main. Handlers take a snapshot per call, so a hot reload swaps it without re-registering
 //! anything.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use session_core::{Backend, Emitted};
@@ -10,7 +12,7 @@ use crate::bridge::{link, Bridge, BridgeStore};
 use crate::config::{resolve_data_dir, AdapterConfig};
 use crate::emitter::Emitter;
 use crate::fs::{FsConfig, FsStore, SyncMode};
-use crate::pg::{Follower, PgStore, Publish, Publisher};
+use crate::pg::{Follower, PgStore, Publisher};
 
 /// A built storage runtime.
 pub struct Runtime {
@@ -51,16 +53,17 @@ impl Runtime {
             }
             AdapterConfig::Bridge(config) => {
                 link::validate(config, own_url)?;
-                let bridge = Arc::new(Bridge::connect(config, emitter)?);
+                // The main's events, re-emitted to local subscribers only (never fanned out).
+                let relay = EmitterPublisher::new(emitter, None, false);
+                let bridge =
+                    Arc::new(Bridge::connect(config, relay, crate::telemetry::with_telemetry)?);
                 let store = Arc::new(BridgeStore::new(bridge.clone()));
                 Ok(Runtime::new(adapter.clone(), store, Some(bridge)))
             }
             AdapterConfig::Postgres(config) => {
                 let store = Arc::new(PgStore::open(config)?.with_instance(instance_name(own_url)));
-                let publisher: Publisher = Arc::new(EmitterPublisher {
-                    emitter: emitter.clone(),
-                    handle: tokio::runtime::Handle::try_current().ok(),
-                });
+                let handle = tokio::runtime::Handle::try_current().ok();
+                let publisher: Publisher = EmitterPublisher::new(emitter, handle, true);
                 let follower = Follower::start(&store, publisher)?;
                 let runtime = Runtime::new(adapter.clone(), store, None);
                 *runtime.follower.lock().unwrap_or_else(|p| p.into_inner()) = Some(follower);
@@ -148,24 +151,95 @@ fn instance_name(own_url: &str) -> String {
     format!("{} {own_url}", host.nodename().to_string_lossy())
 }
 
-/// Where the postgres follower publishes the other instances' events: the worker's emitter, on
-/// the worker's runtime when there is one.
+/// Where a backend hands on the events it did not publish: the worker's emitter, on the
+/// worker's runtime when there is one. The postgres follower's events are authoritative (fanned
+/// out to attached bridges as well); a bridge relay's go to local subscribers only.
 #[derive(Debug)]
 struct EmitterPublisher {
     emitter: Emitter,
     handle: Option<tokio::runtime::Handle>,
+    authoritative: bool,
 }
 
-#[async_trait::async_trait]
-impl Publish for EmitterPublisher {
-    async fn publish(&self, events: Vec<Emitted>) {
-        let emitter = self.emitter.clone();
-        let publish = async move { emitter.publish(&events, true).await };
-        match &self.handle {
-            Some(handle) => {
-                let _ = handle.spawn(publish).await;
+impl EmitterPublisher {
+    fn new(
+        emitter: &Emitter,
+        handle: Option<tokio::runtime::Handle>,
+        authoritative: bool,
+    ) -> Arc<EmitterPublisher> {
+        Arc::new(EmitterPublisher { emitter: emitter.clone(), handle, authoritative })
+    }
+}
+
+impl session_core::EventSink for EmitterPublisher {
+    fn publish(&self, events: Vec<Emitted>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        let (emitter, authoritative) = (self.emitter.clone(), self.authoritative);
+        let publish = async move { emitter.publish(&events, authoritative).await };
+        Box::pin(async move {
+            match &self.handle {
+                Some(handle) => {
+                    let _ = handle.spawn(publish).await;
+                }
+                None => publish.await,
             }
-            None => publish.await,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::relay::deliver;
+    use crate::emitter::Recorder;
+    use serde::Serialize;
+    use serde_json::Value;
+    use session_core::events::{DELETED, STORE_EVENTS};
+    use session_core::feed::CHANGED;
+    use session_core::wire::{
+        Change, DeletedEvent, EventEnvelope, Object, SessionBindingConfig, StoreEventsBindingConfig,
+    };
+
+    fn value(of: impl Serialize) -> Value {
+        serde_json::to_value(of).expect("serializable")
+    }
+
+    fn owner(name: &str) -> Object {
+        Object::from_iter([("owner".to_string(), Value::from(name))])
+    }
+
+    fn owned_by(name: &str) -> Value {
+        value(SessionBindingConfig { session_id: None, metadata: Some(owner(name)) })
+    }
+
+    /// What a bridge relay hands on reaches local bindings with local filters against the
+    /// envelope's metadata, and the feed's; never the attached bridges' `session::store::events`.
+    #[tokio::test]
+    async fn relayed_events_are_re_emitted_locally_only() {
+        let rec = Arc::new(Recorder::default());
+        let emitter = Emitter::new(rec.clone());
+        {
+            let mut subs = emitter.subscriptions.write().unwrap();
+            subs.bind(DELETED, "1", "f::mine", &owned_by("u")).unwrap();
+            subs.bind(DELETED, "2", "f::theirs", &owned_by("v")).unwrap();
+            subs.bind(STORE_EVENTS, "3", "other::relay", &value(StoreEventsBindingConfig {}))
+                .unwrap();
+            subs.bind(CHANGED, "4", "f::feed", &serde_json::json!({"session_id": "s"})).unwrap();
         }
+        let deleted = value(DeletedEvent { session_id: "s".into(), timestamp: 1 });
+        let change =
+            Change { seq: 7, change_type: DELETED.into(), payload: deleted.clone(), timestamp: 1 };
+        let envelope = EventEnvelope {
+            trigger_type: DELETED.into(),
+            payload: deleted.clone(),
+            session_metadata: Some(owner("u")),
+            change: Some(change),
+        };
+        let relay = EmitterPublisher::new(&emitter, None, false);
+        deliver(&*relay, value(&envelope)).await;
+        let got = rec.0.lock().unwrap();
+        let ids: Vec<&str> = got.iter().map(|d| d.function_id.as_str()).collect();
+        assert_eq!(ids, ["f::mine", "f::feed"], "the seed binding, then the feed's");
+        assert_eq!(got[0].payload, deleted);
+        assert_eq!(got[1].payload["seq"], 7, "the envelope's change reaches session::changed");
     }
 }

@@ -52,15 +52,8 @@ impl Drop for Follower {
     }
 }
 
-/// Where the follower hands the other instances' events: the host's emitter, which runs them
-/// through its bindings like its own (the worker implements it, `runtime.rs`).
-#[async_trait::async_trait]
-pub trait Publish: Send + Sync + std::fmt::Debug {
-    async fn publish(&self, events: Vec<Emitted>);
-}
-
-/// A follower's [`Publish`].
-pub type Publisher = Arc<dyn Publish>;
+/// Where a follower hands the other instances' events (the worker's emitter, `runtime.rs`).
+pub type Publisher = Arc<dyn session_core::EventSink>;
 
 impl Follower {
     /// Starts following `store`'s schema on a thread of its own, from the outbox's newest row.

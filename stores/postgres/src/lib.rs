@@ -35,7 +35,7 @@ use tokio_postgres::Row;
 
 pub use config::PostgresAdapterConfig;
 pub use db::CALL_TIMEOUT;
-pub use follow::{Follower, Publish, Publisher};
+pub use follow::{Follower, Publisher};
 pub use schema::{valid_schema_name, SCHEMA_VERSION};
 
 use cache::{catch_up, lock, Cache};

@@ -8,7 +8,7 @@
 //! feeding local subscribers); the connection closes when the last holder lets go (in-flight
 //! calls finish on the runtime they started with) or on [`Bridge::close`].
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use iii_sdk::protocol::{RegisterTriggerInput, TriggerRequest};
@@ -20,12 +20,11 @@ use session_core::events::STORE_EVENTS;
 use session_core::wire::api_store::PublishEventsRequest;
 use session_core::wire::store_calls::{PublishEvents, StoreCall};
 use session_core::wire::StoreEventsBindingConfig;
-use session_core::Emitted;
+use session_core::{Emitted, EventSink};
 
 use super::relay;
 use super::{Transport, TransportError};
-use crate::config::BridgeAdapterConfig;
-use crate::emitter::Emitter;
+use crate::BridgeAdapterConfig;
 
 /// The link to one main.
 pub struct Bridge {
@@ -66,8 +65,14 @@ pub fn validate(config: &BridgeAdapterConfig, own_url: &str) -> Result<(), Strin
 
 impl Bridge {
     /// Connects to the main (lazily: an unreachable main is not an error) and attaches the
-    /// relay, whose handler re-emits through `emitter`. Blocking-safe: call off the reactor.
-    pub fn connect(config: &BridgeAdapterConfig, emitter: &Emitter) -> Result<Bridge, String> {
+    /// relay, whose handler hands the main's events to `sink`. `host_options` is what the host
+    /// sets on every engine connection it opens (its telemetry setting). Blocking-safe: call
+    /// off the reactor.
+    pub fn connect(
+        config: &BridgeAdapterConfig,
+        sink: Arc<dyn EventSink>,
+        host_options: impl FnOnce(InitOptions) -> InitOptions,
+    ) -> Result<Bridge, String> {
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("session-bridge-io")
@@ -87,9 +92,8 @@ impl Bridge {
             identity: WorkerIdentityMode::Explicit,
             ..Default::default()
         };
-        let client = register_worker(&config.url, crate::telemetry::with_telemetry(options));
-        let function =
-            client.register_function(relay_id.clone(), relay::registration(emitter.clone()));
+        let client = register_worker(&config.url, host_options(options));
+        let function = client.register_function(relay_id.clone(), relay::registration(sink));
         let binding = client.register_trigger(RegisterTriggerInput {
             trigger_type: STORE_EVENTS.into(),
             function_id: relay_id.clone(),
@@ -231,7 +235,8 @@ fn no_answer(timeout: Duration) -> TransportError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emitter::{Delivery, Sink};
+    use std::future::Future;
+    use std::pin::Pin;
 
     fn config(url: &str, timeout_ms: u64) -> BridgeAdapterConfig {
         BridgeAdapterConfig { url: url.into(), timeout_ms }
@@ -249,19 +254,21 @@ mod tests {
         assert!(validate(&config("ws://h:1", 0), own).unwrap_err().contains("timeout_ms"));
     }
 
+    #[derive(Debug)]
     struct Nowhere;
 
-    #[async_trait::async_trait]
-    impl Sink for Nowhere {
-        async fn deliver(&self, _: Delivery) {}
+    impl EventSink for Nowhere {
+        fn publish(&self, _: Vec<Emitted>) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+            Box::pin(async {})
+        }
     }
 
     /// An unreachable main is not a build error; each call fails within the timeout, naming
     /// the protocol function.
     #[test]
     fn unreachable_main_fails_calls_not_the_build() {
-        let emitter = Emitter::new(std::sync::Arc::new(Nowhere));
-        let bridge = Bridge::connect(&config("ws://127.0.0.1:1", 150), &emitter).unwrap();
+        let config = config("ws://127.0.0.1:1", 150);
+        let bridge = Bridge::connect(&config, Arc::new(Nowhere), |options| options).unwrap();
         assert!(bridge.relay_id.starts_with(relay::RELAY_PREFIX));
         assert_eq!(bridge.relay_id.len(), relay::RELAY_PREFIX.len() + 32);
         let store = super::super::BridgeStore::new(std::sync::Arc::new(bridge));

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 use session_core::conformance::{message_entry, run_all, sample_meta, CHECKS};
 use session_core::{ChangeSet, ErrorCode, MemStore, SessionError, Store, StoreError, Write};
-use session_manager::bridge::loopback::Loopback;
-use session_manager::bridge::store::FUNCTION_NOT_FOUND;
-use session_manager::bridge::{BridgeStore, Transport, TransportError};
+use session_store_bridge::loopback::Loopback;
+use session_store_bridge::store::FUNCTION_NOT_FOUND;
+use session_store_bridge::{BridgeStore, Transport, TransportError};
 
 /// A bridge to a main of ours (serving `session::store::apply`).
 fn bridged() -> (Arc<MemStore>, BridgeStore) {
