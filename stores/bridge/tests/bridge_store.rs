@@ -26,11 +26,10 @@ fn bridged_to_seed_main() -> (Arc<MemStore>, BridgeStore) {
     (main, BridgeStore::new(Arc::new(loopback)))
 }
 
-/// Against our main every conformance check holds, atomicity included (`session::store::apply`).
-#[test]
-fn bridge_store_is_conformant() {
-    let failures = run_all(&|| Box::new(bridged().1));
-    assert!(failures.is_empty(), "conformance failures:\n{failures:#?}");
+/// Against our main every conformance check holds, atomicity included (`session::store::apply`):
+/// one test per check (`conformance::<check>`).
+mod conformance {
+    session_core::conformance_tests!(|| Box::new(super::bridged().1) as Box<dyn super::Store>);
 }
 
 /// Against a seed main every check but atomicity, which the seed's protocol cannot give, and the

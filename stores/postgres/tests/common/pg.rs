@@ -1,12 +1,12 @@
 //! The test database of the postgres adapter's tests: the server named by
 //! `SESSION_MANAGER_TEST_PG_URL` (scripts/test.sh starts a throwaway one), one fresh schema per
-//! store, dropped when the test binary ends.
+//! store, dropped when the test binary ends; admin queries. (The worker's postgres tests include
+//! this file by path.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use session_manager::config::PostgresAdapterConfig;
-use session_manager::pg::PgStore;
+use session_store_postgres::{PgStore, PostgresAdapterConfig};
 
 /// The variable naming the test server.
 pub const URL_VAR: &str = "SESSION_MANAGER_TEST_PG_URL";
@@ -46,4 +46,25 @@ pub fn drop_schemas(url: &str) {
             client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await.ok();
         }
     });
+}
+
+/// One admin query's rows (first column, as text).
+pub fn admin(url: &str, sql: &str) -> Result<Vec<String>, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(url, tokio_postgres::NoTls).await.map_err(|e| e.to_string())?;
+        tokio::spawn(connection);
+        let rows = client.simple_query(sql).await.map_err(|e| e.to_string())?;
+        Ok(rows
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+                _ => None,
+            })
+            .collect())
+    })
 }

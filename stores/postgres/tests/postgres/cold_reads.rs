@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 use session_core::{Env, Limits, ManualClock, SeqIds, Store};
-use session_manager::pg::PgStore;
+use session_store_postgres::PgStore;
 
 use super::{admin, call, fresh_config};
 
