@@ -20,6 +20,8 @@
 //!   one of the catalog's list order (issue 12).
 //! * **Listing:** `catalog.rs`; **compaction:** when a file exceeds twice its live snapshot.
 
+mod apply;
+mod attachment_writes;
 mod attachments;
 mod backend;
 mod checkpoint;
@@ -48,14 +50,13 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
-use session_core::store::{plan_session_writes_in_place, LogChange};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
-use session_core::{Applied, ChangeSet, Store, StoreError, Write};
+use session_core::{Applied, ChangeSet, Store, StoreError};
 
 use attachments::Attachments;
 use checkpoint::{Checkpoint, ColdView};
 use compact::Compactor;
-use flush::{Flusher, Ticket};
+use flush::Ticket;
 use io::io_err;
 use meta_catalog::Catalog;
 use session::{Ctx, Loaded, Slot, COMPACT_MIN_BYTES};
@@ -517,146 +518,6 @@ impl FsStore {
             });
         }
     }
-
-    /// Plans and writes one change set under the slot lock; the count the write's group flush
-    /// ticket waits for, when it appended with `fsync: group`.
-    fn apply_locked(
-        &self,
-        slot: &mut Option<Box<Loaded>>,
-        flusher: &Flusher,
-        changes: &ChangeSet,
-    ) -> Result<(Applied, Option<u64>), StoreError> {
-        let sid = changes.session_id.as_str();
-        let ctx = self.ctx();
-        let durable = ctx.sync != SyncMode::Never;
-        let loaded = slot.as_mut().ok_or_else(not_loaded)?;
-        // Writes that use an existing entry's content need its body, not its stub.
-        if loaded.spilled.any() {
-            let path = ctx.log_path(sid);
-            for write in &changes.writes {
-                let id = match write {
-                    Write::CommitAppend { entry, .. } => entry.id(),
-                    Write::AppendDelta { delta, .. } => delta.entry_id.as_str(),
-                    _ => continue,
-                };
-                if let Err(e) = loaded.spilled.hydrate(&path, &mut loaded.state, id) {
-                    *slot = None;
-                    return Err(e);
-                }
-            }
-        }
-        let (log, mut applied) =
-            match plan_session_writes_in_place(&mut loaded.state, &changes.writes) {
-                Ok(planned) => planned,
-                Err(e) => {
-                    *slot = None; // partly planned: replay the disk on next touch
-                    return Err(e);
-                }
-            };
-        loaded.spilled.forget_replaced(&changes.writes);
-        let next_is_empty = !loaded.state.holds_session();
-        let writes = &changes.writes;
-        let has_attachment_deletes = writes
-            .iter()
-            .any(|w| matches!(w, Write::DeleteAttachment(_) | Write::DeleteAttachments));
-        let delete_all = writes.iter().any(|w| matches!(w, Write::DeleteAttachments));
-        // A session delete moves the attachment folder to the trash before the commit point.
-        let trashing = delete_all && next_is_empty && log == LogChange::Rewrite;
-        let puts = writes.iter().any(|w| matches!(w, Write::PutAttachment { .. }));
-
-        // The deletes' answers, taken before a trash empties the folder.
-        let mut answers = Vec::new();
-        // Before the commit point: puts (when nothing is deleted) and the trash of a session delete.
-        let mut before_commit = || -> Result<Option<PathBuf>, StoreError> {
-            if trashing {
-                answers = self.attachments.delete_answers(sid, writes)?;
-            }
-            let trashed = if trashing { self.attachments.trash(sid, durable)? } else { None };
-            if !has_attachment_deletes {
-                for write in writes {
-                    if let Write::PutAttachment { meta, bytes } = write {
-                        self.attachments.put(meta, bytes, durable)?;
-                    }
-                }
-            }
-            Ok(trashed)
-        };
-        let trashed = match before_commit() {
-            Ok(trashed) => trashed,
-            Err(e) => {
-                *slot = None;
-                return Err(e);
-            }
-        };
-
-        // The commit point. A rewrite replaces the file: its pending appends are flushed first.
-        let result = match &log {
-            LogChange::None => Ok(None),
-            LogChange::Append(records) => loaded.append(&ctx, records, flusher),
-            LogChange::Rewrite => {
-                let path = ctx.log_path(sid);
-                let flushed = flusher.flush_pending(ctx.io, ctx.journal, &path);
-                flushed.and_then(|()| loaded.rewrite(&ctx, sid)).map(|()| {
-                    flusher.moved(loaded.len);
-                    None
-                })
-            }
-        };
-        let ticket = match result {
-            Ok(ticket) => ticket,
-            Err(e) => {
-                // The write may have landed before a later step failed (e.g. the directory fsync
-                // after a rename): the disk decides. Replay it on next touch, re-read its meta, and
-                // treat the trash as `recover` does on open: back home while the log exists. (A
-                // failed flush of pending appends cuts the log back first.)
-                flusher.clean_after_failure(ctx.io);
-                *slot = None;
-                self.catalog.refresh(&self.cfg.data_dir, sid);
-                if let Some(trash) = trashed {
-                    if session::session_on_disk(&self.cfg.data_dir, sid) {
-                        let home = self.attachments.home(sid);
-                        let _ = self.cfg.io.rename(&trash, &home);
-                    } else if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash)
-                    {
-                        eprintln!("session-manager: fs store: trash of {sid:?} left for open: {e}");
-                    }
-                }
-                return Err(e);
-            }
-        };
-        if log != LogChange::None {
-            self.catalog.on_write(sid, loaded.state.meta.as_ref());
-        }
-
-        // After the commit point: attachment deletes (and the puts of a change set that has some).
-        if let Some(trash) = trashed {
-            // Committed: the session is gone. A trash left behind is removed on the next open.
-            if let Err(e) = attachments::remove_dir_if_exists(&*self.cfg.io, &trash) {
-                eprintln!("session-manager: fs store: trash of {sid:?} left for open: {e}");
-            }
-        }
-        if has_attachment_deletes {
-            let mut answers = answers.into_iter();
-            for write in writes {
-                match write {
-                    Write::PutAttachment { meta, bytes } => {
-                        self.attachments.put(meta, bytes, durable)?
-                    }
-                    Write::DeleteAttachment(aid) => {
-                        let existed = self.attachments.delete(sid, aid)?;
-                        applied.attachments_deleted.push(answers.next().unwrap_or(existed));
-                    }
-                    // After a trash the folder is gone, unless a put of this change set made
-                    // it again.
-                    Write::DeleteAttachments if !trashing || puts => {
-                        self.attachments.delete_all(sid)?
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Ok((applied, ticket))
-    }
 }
 
 /// A slot that [`FsStore::with_loaded`] should have loaded is empty (a bug).
@@ -815,6 +676,7 @@ impl Store for FsStore {
 mod tests {
     use super::*;
     use session_core::conformance::sample_meta;
+    use session_core::Write;
 
     /// Memory follows the cached sessions, not every session ever touched: evicted sessions'
     /// slots leave the map (issue 12: RSS after touching 100k sessions).
