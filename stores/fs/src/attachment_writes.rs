@@ -1,6 +1,6 @@
 //! The attachment files of one change set, ordered around its commit point (the log's append or
 //! rewrite, `apply.rs`): puts and a session delete's trash before it (a crash leaves only
-//! unreachable files, or a trash that `Attachments::recover` moves back while the log exists),
+//! unreachable files, or a trash that `AttachmentFiles::recover` moves back while the log exists),
 //! single deletes after it.
 
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use session_core::store::LogChange;
 use session_core::{Applied, StoreError, Write};
 
-use crate::attachments::{remove_dir_if_exists, Attachments};
+use crate::attachments::{remove_dir_if_exists, AttachmentFiles};
 use crate::vfs::FsIo;
 
 /// What one change set does to its session's attachment files.
@@ -54,7 +54,7 @@ impl<'a> AttachmentWrites<'a> {
     /// the puts when nothing is deleted.
     pub(crate) fn before_commit(
         &self,
-        files: &Attachments,
+        files: &AttachmentFiles,
         sid: &str,
     ) -> Result<BeforeCommit, StoreError> {
         if self.trashing {
@@ -77,7 +77,7 @@ impl<'a> AttachmentWrites<'a> {
     /// in order, each delete's answer into `applied`.
     pub(crate) fn after_commit(
         &self,
-        files: &Attachments,
+        files: &AttachmentFiles,
         io: &dyn FsIo,
         sid: &str,
         before: BeforeCommit,

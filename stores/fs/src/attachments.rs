@@ -23,14 +23,14 @@ use super::vfs::FsIo;
 const TRASH: &str = "%trash";
 
 #[derive(Debug)]
-pub(crate) struct Attachments {
+pub(crate) struct AttachmentFiles {
     root: PathBuf,
     io: Arc<dyn FsIo>,
 }
 
-impl Attachments {
+impl AttachmentFiles {
     pub(crate) fn new(data_dir: &Path, io: Arc<dyn FsIo>) -> Self {
-        Attachments { root: data_dir.join("attachments"), io }
+        AttachmentFiles { root: data_dir.join("attachments"), io }
     }
 
     fn dir(&self, sid: &str) -> PathBuf {

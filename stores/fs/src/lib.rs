@@ -53,7 +53,7 @@ use session_core::path::{PathSelect, PathSpot};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError};
 
-use attachments::Attachments;
+use attachments::AttachmentFiles;
 use checkpoint::{Checkpoint, ColdView};
 use compact::Compactor;
 use flush::Ticket;
@@ -158,7 +158,7 @@ pub struct FsStore {
     shards: Vec<RwLock<HashMap<String, Arc<Slot>>>>,
     hasher: RandomState,
     catalog: Catalog,
-    attachments: Attachments,
+    attachments: AttachmentFiles,
     tick: AtomicU64,
     evicting: Mutex<()>,
     compactor: Compactor,
@@ -179,7 +179,7 @@ impl FsStore {
             journal::recover_if_left(&cfg.data_dir, &*cfg.io)?;
             None
         };
-        let attachments = Attachments::new(&cfg.data_dir, Arc::clone(&cfg.io));
+        let attachments = AttachmentFiles::new(&cfg.data_dir, Arc::clone(&cfg.io));
         attachments.recover(&cfg.data_dir)?;
         let resets = journal.as_deref().map(|handle| Arc::clone(handle.journal()));
         Ok(FsStore {

@@ -11,7 +11,7 @@ use session_core::record::SessionState;
 use session_core::wire::AttachmentMeta;
 use session_core::StoreError;
 
-use super::attachments::Attachments;
+use super::attachments::AttachmentFiles;
 use super::io::{io_err, remove_file_if_exists, sync_dir, write_atomic};
 use super::vfs::RealIo;
 
@@ -22,12 +22,12 @@ pub type WholeSession = (SessionState, Vec<(AttachmentMeta, Vec<u8>)>);
 #[derive(Debug)]
 pub struct Offline {
     dir: PathBuf,
-    attachments: Attachments,
+    attachments: AttachmentFiles,
 }
 
 impl Offline {
     pub fn new(dir: &Path) -> Offline {
-        Offline { dir: dir.into(), attachments: Attachments::new(dir, Arc::new(RealIo)) }
+        Offline { dir: dir.into(), attachments: AttachmentFiles::new(dir, Arc::new(RealIo)) }
     }
 
     fn log_path(&self, sid: &str) -> PathBuf {
