@@ -166,46 +166,64 @@ impl core::fmt::Debug for Env<'_> {
 }
 
 /// Ids drawn again the same: a decision a backend takes again ([`crate::Store::transact`]: an
-/// optimistic one whose state moved) gets, in order, the ids the earlier run of it drew, then
-/// fresh ones — so a decision taken twice answers what it would have answered once.
-pub struct Redraw<'a> {
-    ids: &'a dyn IdGen,
-    drawn: core::cell::RefCell<alloc::vec::Vec<(u8, String)>>,
-    next: core::cell::Cell<usize>,
+/// optimistic one whose state moved), or a host's call rerun after a try it threw away (the
+/// worker's `Backend::try_here` that refused), gets, in order, the ids the earlier run drew,
+/// then fresh ones — so a decision taken twice answers what it would have answered once. `G`
+/// is where fresh ids come from (`&dyn IdGen`, or an `Arc` a host moves between threads; with
+/// `std` a `Redraw` is `Sync` when `G` is).
+pub struct Redraw<G> {
+    ids: G,
+    /// The ids drawn so far and where the current run is in them.
+    drawn: Lock<(alloc::vec::Vec<(u8, String)>, usize)>,
 }
 
-impl core::fmt::Debug for Redraw<'_> {
+#[cfg(feature = "std")]
+type Lock<T> = std::sync::Mutex<T>;
+#[cfg(not(feature = "std"))]
+type Lock<T> = core::cell::RefCell<T>;
+
+impl<G> core::fmt::Debug for Redraw<G> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Redraw").field("drawn", &self.drawn).finish_non_exhaustive()
     }
 }
 
-impl<'a> Redraw<'a> {
-    pub fn new(ids: &'a dyn IdGen) -> Self {
-        Redraw { ids, drawn: Default::default(), next: Default::default() }
+impl<G: IdGen> Redraw<G> {
+    pub fn new(ids: G) -> Self {
+        Redraw { ids, drawn: Default::default() }
     }
 
     /// A decision starts (again): the ids drawn so far are handed out first.
     pub fn again(&self) {
-        self.next.set(0);
+        self.with(|(_, next)| *next = 0);
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut (alloc::vec::Vec<(u8, String)>, usize)) -> R) -> R {
+        #[cfg(feature = "std")]
+        let mut guard = self.drawn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        #[cfg(not(feature = "std"))]
+        let mut guard = self.drawn.borrow_mut();
+        f(&mut guard)
     }
 
     fn id(&self, kind: u8, fresh: impl FnOnce() -> String) -> String {
-        let (mut drawn, at) = (self.drawn.borrow_mut(), self.next.get());
-        self.next.set(at + 1);
-        match drawn.get(at) {
-            Some((k, id)) if *k == kind => id.clone(),
-            _ => {
-                let id = fresh();
-                drawn.truncate(at);
-                drawn.push((kind, id.clone()));
-                id
+        self.with(|(drawn, next)| {
+            let at = *next;
+            *next += 1;
+            match drawn.get(at) {
+                Some((k, id)) if *k == kind => id.clone(),
+                _ => {
+                    let id = fresh();
+                    drawn.truncate(at);
+                    drawn.push((kind, id.clone()));
+                    id
+                }
             }
-        }
+        })
     }
 }
 
-impl IdGen for Redraw<'_> {
+impl<G: IdGen> IdGen for Redraw<G> {
     fn session_id(&self) -> String {
         self.id(0, || self.ids.session_id())
     }
@@ -214,6 +232,30 @@ impl IdGen for Redraw<'_> {
     }
     fn attachment_id(&self) -> String {
         self.id(2, || self.ids.attachment_id())
+    }
+}
+
+impl<G: IdGen + ?Sized> IdGen for &G {
+    fn session_id(&self) -> String {
+        (**self).session_id()
+    }
+    fn entry_id(&self) -> String {
+        (**self).entry_id()
+    }
+    fn attachment_id(&self) -> String {
+        (**self).attachment_id()
+    }
+}
+
+impl<G: IdGen + ?Sized> IdGen for alloc::sync::Arc<G> {
+    fn session_id(&self) -> String {
+        (**self).session_id()
+    }
+    fn entry_id(&self) -> String {
+        (**self).entry_id()
+    }
+    fn attachment_id(&self) -> String {
+        (**self).attachment_id()
     }
 }
 

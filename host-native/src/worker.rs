@@ -9,7 +9,7 @@ use serde_json::Value;
 use session_core::backend::CallResult;
 use session_core::catalog::{self, OpKind, Operation};
 use session_core::wire::ReloadStatus;
-use session_core::{Clock, Env, IdGen, Limits, SessionError, Store};
+use session_core::{Clock, Env, IdGen, Limits, Redraw, SessionError, Store};
 use tokio::sync::OwnedMutexGuard;
 
 use crate::clock::{random_ids, SystemClock};
@@ -202,14 +202,14 @@ impl Worker {
             let budget = op.effects.request_budget(&limits);
             payload = session_core::limits::check(payload, budget).map_err(|e| remote(&e))?;
             let redraw = op.effects.writes.then(|| {
-                let redraw = Arc::new(crate::clock::Redraw::new(self.sources.ids.clone()));
+                let redraw = Arc::new(Redraw::new(self.sources.ids.clone()));
                 sources.ids = redraw.clone();
                 redraw
             });
             let mut try_run = |store: &dyn Store| run(store, &sources, limits, op, payload.clone());
             ran = backend.try_here(op, &mut try_run);
             if let (None, Some(redraw)) = (&ran, redraw) {
-                redraw.replay();
+                redraw.again();
             }
         }
         let (result, durable) = match ran {
