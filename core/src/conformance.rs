@@ -68,19 +68,24 @@ macro_rules! for_each_conformance_check {
 /// module of its own, e.g. `mod fs { session_core::conformance_tests!(factory()); }`. `make` is
 /// evaluated once per test and must give a `Fn() -> Box<dyn Store>` (it may own the stores'
 /// temp dirs: it is dropped after the check).
+/// A test attribute other than `#[test]` goes first, e.g. `conformance_tests!(#[wasm_bindgen_test]
+/// factory())` in a wasm test crate.
 #[macro_export]
 macro_rules! conformance_tests {
+    (#[$attr:meta] $make:expr) => {
+        $crate::for_each_conformance_check!([[$attr] $make] $crate::__conformance_test_fns);
+    };
     ($make:expr) => {
-        $crate::for_each_conformance_check!([$make] $crate::__conformance_test_fns);
+        $crate::conformance_tests!(#[test] $make);
     };
 }
 
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __conformance_test_fns {
-    ([$make:expr] $($name:ident => $check:ident,)*) => {
+    ([[$attr:meta] $make:expr] $($name:ident => $check:ident,)*) => {
         $(
-            #[test]
+            #[$attr]
             fn $name() {
                 let make = $make;
                 if let Err(e) = $crate::conformance::$check(&make) {
