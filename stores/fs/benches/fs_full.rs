@@ -3,7 +3,7 @@
 //! the process's VmRSS / VmHWM after touching every one of the 10k sessions (measured in a child
 //! process of this binary so generation and the other phases do not count).
 //!
-//! `cargo bench -p session-manager --bench fs_full`. The data is generated once into
+//! `cargo bench -p session-store-fs --bench fs_full`. The data is generated once into
 //! `FS_FULL_DIR` (reused and kept when it already holds data) or else a temp dir under `/tmp`,
 //! outside the repository, deleted at the end unless `FS_FULL_KEEP=1`. `FS_FULL_SESSIONS` / `FS_FULL_SESSION_KB` / `FS_FULL_TAIL_ENTRIES`
 //! change the sizes (defaults 10 000, 100, 100 000).

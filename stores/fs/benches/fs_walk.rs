@@ -3,7 +3,7 @@
 //! catalog, each reply serialized to JSON text as the SDK sends it. Cold (fresh store) and warm
 //! walks per size, µs per entry, so how the cost grows with N shows apart from the engine's.
 //!
-//! `cargo bench -p session-manager --bench fs_walk`. `FS_WALK_SIZES` (default
+//! `cargo bench -p session-store-fs --bench fs_walk`. `FS_WALK_SIZES` (default
 //! `1000,10000,100000`) and `FS_WALK_TEXT_BYTES` (default 2300) change the sessions;
 //! `FS_WALK_BUILD=live` builds each session in the same store with `session::append-many`
 //! (batches of 500, as `session-reads` does through the engine) instead of writing its log and

@@ -16,10 +16,10 @@
 //! processes' included (here: p90 8 ms, max 31 ms, against p90 4 ms for `fdatasync`), and the
 //! followers wait for a flush that started after their write, so up to two flush latencies; in the
 //! same run 32 sessions reached 15.3k durable appends/s with it against 18.2k/s with concurrent
-//! `fdatasync` (BENCHMARKS.md). The per-file flushes that replaced it cost the worker an
+//! `fdatasync` (in the history of BENCHMARKS.md). The per-file flushes that replaced it cost the worker an
 //! `fdatasync` per write, each writing the inode of a growing file; through the engine the worker
 //! is CPU-bound, and the journal (one zero-filled file, one flush per batch) took 32 writers on
-//! own sessions from 0.66× to 0.88× of the schema no-op (BENCHMARKS.md, "One journal for all
+//! own sessions from 0.62–0.65× to 0.85–0.90× of the schema no-op (BENCHMARKS.md, "One journal for all
 //! sessions").
 
 use serde::{Deserialize, Serialize};
