@@ -1,10 +1,12 @@
-//! session-manager host: wires session-core to the iii engine, tokio and the fs / bridge stores.
+//! session-manager host: wires session-core to the iii engine and tokio over a store chosen by
+//! its configuration — the fs, postgres or bridge store, each a crate of its own, known here only
+//! through the core's `Store` and `Backend` traits except where [`runtime::Runtime::build`]
+//! builds one.
 //!
-//! The durable fs store ([`fs::FsStore`]) and the worker: [`boot`] connects (waiting for the
-//! engine with [`engine_wait`]), reads the configuration ([`config`], [`config_worker`]),
-//! registers the trigger types ([`triggers`]) and the catalog's functions ([`functions`]), which run through [`worker::Worker`] on the live
-//! [`runtime::Runtime`] and publish through the [`emitter`]; [`reload`] hot-reloads. The bridge
-//! adapter ([`bridge`]) stores through a main instance on another engine.
+//! [`boot`] connects (waiting for the engine with [`engine_wait`]), reads the configuration
+//! ([`config`], [`config_worker`]), registers the trigger types ([`triggers`]) and the catalog's
+//! functions ([`functions`]), which run through [`worker::Worker`] on the live
+//! [`runtime::Runtime`] and publish through the [`emitter`]; [`reload`] hot-reloads.
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
