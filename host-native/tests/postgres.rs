@@ -7,40 +7,20 @@ mod common;
 
 use std::sync::Arc;
 
-use libtest_mimic::{Arguments, Failed, Trial};
 use session_core::conformance::{message_entry, sample_meta};
 use session_core::store::ChangeSet;
 use session_core::{Store, Write};
 
-use common::pg::{admin, drop_schemas, fresh_config, url, URL_VAR};
-
-/// A test of its own against the test server's URL.
-type DbTest = fn(&str) -> Result<(), String>;
+use common::pg::{admin, db_trials, fresh_config, run_trials, url, DbTest};
 
 fn main() {
-    let args = Arguments::from_args();
-    let url = url();
     let tests: [(&str, DbTest); 3] = [
         ("hot_reload_fs_postgres_fs", hot_reload),
         ("two_instances_deliver_every_event_once", events_across_instances),
         ("migrate_fs_postgres_fs_is_byte_identical", migrate_round_trip),
     ];
-    let mut trials = Vec::new();
-    for (name, test) in tests {
-        let url = url.clone();
-        trials.push(Trial::test(name, move || {
-            test(&url.expect("ignored without a server")).map_err(Failed::from)
-        }));
-    }
-    if url.is_none() {
-        println!("postgres tests skipped (reported ignored): {URL_VAR} is not set");
-        trials = trials.into_iter().map(|t| t.with_ignored_flag(true)).collect();
-    }
-    let conclusion = libtest_mimic::run(&args, trials);
-    if let Some(url) = url {
-        drop_schemas(&url);
-    }
-    conclusion.exit();
+    let url = url();
+    run_trials(db_trials(&tests, &url), url)
 }
 
 /// A data_dir of v1.0.32 files (torn, legacy, malformed lines among them) and sessions the fs

@@ -17,7 +17,7 @@ mod decided_alone;
 
 use std::sync::Arc;
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Value};
@@ -32,14 +32,10 @@ use session_core::{Env, Limits, ManualClock, SeqIds};
 use session_core::{MemStore, Store, StoreError, Write};
 use session_store_postgres::PgStore;
 
-use common::pg::{admin, drop_schemas, fresh_config, fresh_store, url, URL_VAR};
+use common::pg::{admin, db_trials, fresh_config, fresh_store, run_trials, url, DbTest};
 use common::{write_strategy, SESSIONS};
 
-/// A test of its own against the test server's URL.
-type DbTest = fn(&str) -> Result<(), String>;
-
 fn main() {
-    let args = Arguments::from_args();
     let url = url();
     let mut trials = Vec::new();
     for (name, check) in CHECKS.iter().copied() {
@@ -75,21 +71,8 @@ fn main() {
         ("two_instances_append_one_chain", concurrent_appends),
         ("terminated_backend_loses_nothing", terminated_backend),
     ];
-    for (name, test) in tests {
-        let url = url.clone();
-        trials.push(Trial::test(name, move || {
-            test(&url.expect("ignored without a server")).map_err(Failed::from)
-        }));
-    }
-    if url.is_none() {
-        println!("postgres tests skipped (reported ignored): {URL_VAR} is not set");
-        trials = trials.into_iter().map(|t| t.with_ignored_flag(true)).collect();
-    }
-    let conclusion = libtest_mimic::run(&args, trials);
-    if let Some(url) = url {
-        drop_schemas(&url);
-    }
-    conclusion.exit();
+    trials.extend(db_trials(&tests, &url));
+    run_trials(trials, url)
 }
 
 fn make_one(url: &str) -> Box<dyn Store> {

@@ -6,6 +6,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use libtest_mimic::{Arguments, Failed, Trial};
+
 use session_store_postgres::{PgStore, PostgresAdapterConfig};
 
 /// The variable naming the test server.
@@ -67,4 +69,35 @@ pub fn admin(url: &str, sql: &str) -> Result<Vec<String>, String> {
             })
             .collect())
     })
+}
+
+/// A test of its own against the test server's URL.
+pub type DbTest = fn(&str) -> Result<(), String>;
+
+/// One trial per test, each handed the server's URL.
+pub fn db_trials(tests: &[(&'static str, DbTest)], url: &Option<String>) -> Vec<Trial> {
+    let trial = |&(name, test): &(&'static str, DbTest)| {
+        let url = url.clone();
+        Trial::test(name, move || {
+            test(&url.expect("ignored without a server")).map_err(Failed::from)
+        })
+    };
+    tests.iter().map(trial).collect()
+}
+
+/// Runs `trials` (every one reported ignored without a server), drops this binary's schemas and
+/// exits with the run's status.
+pub fn run_trials(trials: Vec<Trial>, url: Option<String>) -> ! {
+    let trials = match url {
+        Some(_) => trials,
+        None => {
+            println!("postgres tests skipped (reported ignored): {URL_VAR} is not set");
+            trials.into_iter().map(|t| t.with_ignored_flag(true)).collect()
+        }
+    };
+    let conclusion = libtest_mimic::run(&Arguments::from_args(), trials);
+    if let Some(url) = url {
+        drop_schemas(&url);
+    }
+    conclusion.exit()
 }
