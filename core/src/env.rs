@@ -9,11 +9,13 @@ pub trait Clock {
     fn now_ms(&self) -> i64;
 }
 
-/// Fresh ids for sessions (`s_…`), entries (`e_…`) and attachments (`a_…`).
+/// Fresh ids for sessions (`s_…`), entries (`e_…`), attachments (`a_…`) and feed epochs (`f_…`:
+/// one per incarnation of a session id, so a re-created id's feed is told apart from the old one).
 pub trait IdGen {
     fn session_id(&self) -> String;
     fn entry_id(&self) -> String;
     fn attachment_id(&self) -> String;
+    fn epoch_id(&self) -> String;
 }
 
 /// A clock that only moves when told to; starts at 1 000 000 ms (contract §0.4).
@@ -48,12 +50,13 @@ impl Clock for ManualClock {
     }
 }
 
-/// Sequential ids `s_001`, `e_001`, `a_001`… from three independent counters (contract §0.4).
+/// Sequential ids `s_001`, `e_001`, `a_001`, `f_001`… from independent counters (contract §0.4).
 #[derive(Debug, Default)]
 pub struct SeqIds {
     sessions: AtomicU32,
     entries: AtomicU32,
     attachments: AtomicU32,
+    epochs: AtomicU32,
 }
 
 impl SeqIds {
@@ -76,6 +79,9 @@ impl IdGen for SeqIds {
     }
     fn attachment_id(&self) -> String {
         Self::next(&self.attachments, "a")
+    }
+    fn epoch_id(&self) -> String {
+        Self::next(&self.epochs, "f")
     }
 }
 
@@ -109,6 +115,9 @@ impl<R: Fn() -> u128> IdGen for RandomIds<R> {
     }
     fn attachment_id(&self) -> String {
         self.next("a")
+    }
+    fn epoch_id(&self) -> String {
+        self.next("f")
     }
 }
 
@@ -149,11 +158,14 @@ pub struct Env<'a> {
 }
 
 impl Env<'_> {
-    /// The `Feed` write recording `changes` now, with the configured retention.
+    /// The `Feed` write recording `changes` now, with the configured retention. A change set that
+    /// creates its session (a `session::created` among them) starts the feed's new epoch.
     pub fn feed_write(&self, changes: alloc::vec::Vec<crate::feed::PendingChange>) -> crate::Write {
+        let creates = changes.iter().any(crate::feed::PendingChange::creates);
         crate::Write::Feed {
             timestamp: self.clock.now_ms(),
             retention: self.limits.feed_retention,
+            epoch: creates.then(|| self.ids.epoch_id()),
             changes,
         }
     }
@@ -233,6 +245,9 @@ impl<G: IdGen> IdGen for Redraw<G> {
     fn attachment_id(&self) -> String {
         self.id(2, || self.ids.attachment_id())
     }
+    fn epoch_id(&self) -> String {
+        self.id(3, || self.ids.epoch_id())
+    }
 }
 
 impl<G: IdGen + ?Sized> IdGen for &G {
@@ -245,6 +260,9 @@ impl<G: IdGen + ?Sized> IdGen for &G {
     fn attachment_id(&self) -> String {
         (**self).attachment_id()
     }
+    fn epoch_id(&self) -> String {
+        (**self).epoch_id()
+    }
 }
 
 impl<G: IdGen + ?Sized> IdGen for alloc::sync::Arc<G> {
@@ -256,6 +274,9 @@ impl<G: IdGen + ?Sized> IdGen for alloc::sync::Arc<G> {
     }
     fn attachment_id(&self) -> String {
         (**self).attachment_id()
+    }
+    fn epoch_id(&self) -> String {
+        (**self).epoch_id()
     }
 }
 

@@ -140,6 +140,7 @@ impl Emitted {
         let change = self.change.as_ref()?;
         Some(ChangedEvent {
             session_id: self.event.session_id().into(),
+            epoch: change.epoch.clone(),
             seq: change.seq,
             first_seq: None,
             change_type: change.change_type.clone(),

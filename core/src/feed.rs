@@ -35,6 +35,11 @@ pub enum PendingChange {
 }
 
 impl PendingChange {
+    /// True for the `session::created` of a change set that creates its session.
+    pub fn creates(&self) -> bool {
+        matches!(self, PendingChange::Known { change_type, .. } if change_type == crate::events::CREATED)
+    }
+
     /// The change an event is recorded as.
     pub fn of(emitted: &crate::events::Emitted) -> Self {
         PendingChange::Known {
@@ -44,14 +49,30 @@ impl PendingChange {
     }
 }
 
-/// A session's feed: the newest seq and the changes kept (the newest `retention`).
+/// A session's feed: its epoch, the newest seq and the changes kept (the newest `retention`).
+/// Seqs count from 1 within an epoch; a re-created session id starts a new epoch (`None`: a feed
+/// written before epochs existed).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Feed {
+    epoch: Option<String>,
     latest_seq: u64,
     kept: VecDeque<Change>,
 }
 
 impl Feed {
+    /// The current epoch.
+    pub fn epoch(&self) -> Option<&str> {
+        self.epoch.as_deref()
+    }
+
+    /// Starts `epoch`: nothing kept, the next change gets seq 1 (unchanged when it is the current
+    /// one, so replay is idempotent).
+    pub fn start_epoch(&mut self, epoch: String) {
+        if self.epoch.as_deref() != Some(epoch.as_str()) {
+            *self = Feed { epoch: Some(epoch), latest_seq: 0, kept: VecDeque::new() };
+        }
+    }
+
     /// The seq of the newest change (0 when there is none).
     pub fn latest_seq(&self) -> u64 {
         self.latest_seq
@@ -67,9 +88,12 @@ impl Feed {
         self.kept.iter()
     }
 
-    /// Records a replayed or newly planned change. A seq at or below the newest (a replayed
-    /// duplicate) is ignored, so replay is idempotent.
+    /// Records a replayed or newly planned change; one of another epoch starts that epoch first.
+    /// A seq at or below the newest (a replayed duplicate) is ignored, so replay is idempotent.
     pub fn record(&mut self, change: Change) {
+        if let Some(epoch) = &change.epoch {
+            self.start_epoch(epoch.clone());
+        }
         if change.seq <= self.latest_seq {
             return;
         }
@@ -91,11 +115,21 @@ impl Feed {
     pub fn page(&self, after_seq: u64, limit: usize) -> FeedPage {
         let oldest = self.kept.front().map_or(self.latest_seq + 1, |c| c.seq);
         if after_seq.saturating_add(1) < oldest && after_seq < self.latest_seq {
-            return FeedPage { changes: Vec::new(), latest_seq: self.latest_seq, truncated: true };
+            return FeedPage {
+                epoch: self.epoch.clone(),
+                changes: Vec::new(),
+                latest_seq: self.latest_seq,
+                truncated: true,
+            };
         }
         let start = self.kept.partition_point(|c| c.seq <= after_seq);
         let changes = self.kept.iter().skip(start).take(limit).cloned().collect();
-        FeedPage { changes, latest_seq: self.latest_seq, truncated: false }
+        FeedPage {
+            epoch: self.epoch.clone(),
+            changes,
+            latest_seq: self.latest_seq,
+            truncated: false,
+        }
     }
 }
 
@@ -139,7 +173,7 @@ mod tests {
     use super::*;
 
     fn change(seq: u64) -> Change {
-        Change { seq, change_type: "t".into(), payload: Value::Null, timestamp: 0 }
+        Change { seq, change_type: "t".into(), payload: Value::Null, timestamp: 0, epoch: None }
     }
 
     #[test]
@@ -165,6 +199,7 @@ mod tests {
         let payload = serde_json::json!({"session_id": "s", "entry_id": "e", "revision": seq,
             "block_index": block_index, "text": text});
         ChangedEvent {
+            epoch: None,
             session_id: "s".into(),
             seq,
             first_seq: None,

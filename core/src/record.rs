@@ -55,16 +55,21 @@ pub struct LoggedChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<serde_json::Value>,
     pub timestamp: i64,
+    /// Only on the first change of an epoch in the log (its seq 1, or the oldest kept in a
+    /// snapshot): the epoch it and every change after it belong to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<String>,
 }
 
 impl LoggedChange {
-    /// The log form of `change`, with its payload.
-    pub fn full(change: &Change) -> Self {
+    /// The log form of `change`, with its payload; `epoch` when it opens its epoch in the log.
+    pub fn full(change: &Change, opens_epoch: bool) -> Self {
         LoggedChange {
             seq: change.seq,
             change_type: change.change_type.clone(),
             payload: Some(change.payload.clone()),
             timestamp: change.timestamp,
+            epoch: if opens_epoch { change.epoch.clone() } else { None },
         }
     }
 }
@@ -76,7 +81,7 @@ pub struct SessionState {
     pub entries: BTreeMap<String, SessionEntry>,
     pub leaf: Option<String>,
     pub committed: BTreeSet<String>,
-    /// The change feed (kept past a delete: a re-created id continues its seqs).
+    /// The change feed of the session's current epoch (a delete drops it with the session).
     pub feed: Feed,
     /// The entry of the last `append` record applied: the payload source of a `change` record
     /// that left its payload out.
@@ -165,12 +170,13 @@ pub struct CommitOutcome {
 impl SessionState {
     /// True when nothing is stored (the fs store then removes the file). Commit markers count:
     /// a log of nothing but `commit` lines replays to markers that a later `commit_append` of
-    /// the same id reads, so dropping them would make stores disagree about that append.
+    /// the same id reads, so dropping them would make stores disagree about that append. A feed
+    /// left alone (a deleted session of a log written before epochs) keeps the file.
     pub fn is_empty(&self) -> bool {
         !self.holds_session() && self.feed.is_empty()
     }
 
-    /// True when anything but the feed is stored: a deleted session keeps only its feed.
+    /// True when anything but the feed is stored.
     pub fn holds_session(&self) -> bool {
         self.meta.is_some()
             || !self.entries.is_empty()
@@ -221,11 +227,14 @@ impl SessionState {
                 // A payload-less change with no record to rebuild it from (a hand-edited log) is
                 // dropped.
                 if let Some(payload) = payload {
+                    let epoch =
+                        change.epoch.clone().or_else(|| self.feed.epoch().map(String::from));
                     self.feed.record(Change {
                         seq: change.seq,
                         change_type: change.change_type.clone(),
                         payload,
                         timestamp: change.timestamp,
+                        epoch,
                     });
                 }
             }
@@ -377,6 +386,10 @@ impl SessionState {
                 emit(Record::Settle);
             }
         }
-        self.feed.kept().for_each(|c| emit(Record::Change { change: LoggedChange::full(c) }));
+        let mut opens = true;
+        self.feed.kept().for_each(|c| {
+            emit(Record::Change { change: LoggedChange::full(c, opens) });
+            opens = false;
+        });
     }
 }

@@ -46,6 +46,8 @@ pub struct ReplicaMeta {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Replica {
     pub session_id: String,
+    /// The feed epoch its seqs count in (a re-created session id starts a new one).
+    pub epoch: Option<String>,
     /// The seq of the last change applied.
     pub applied_seq: u64,
     /// `None` while the session does not exist (never created, or deleted).
@@ -84,6 +86,7 @@ impl Replica {
     ) -> Self {
         Replica {
             session_id: session_id.into(),
+            epoch: None,
             applied_seq: seq,
             meta: meta.map(|m| ReplicaMeta {
                 title: m.title.clone(),
@@ -106,6 +109,19 @@ impl Replica {
         }
     }
 
+    /// Follows the feed's `epoch` (a page's or a change's): when it is not the replica's, the
+    /// session id was deleted (and maybe created again) since, so the replica empties and counts
+    /// from seq 0 in that epoch. True when that dropped anything the replica held.
+    pub fn enter_epoch(&mut self, epoch: &Option<String>) -> bool {
+        if *epoch == self.epoch {
+            return false;
+        }
+        let held = self.applied_seq > 0;
+        *self =
+            Replica { epoch: epoch.clone(), ..Replica::new(core::mem::take(&mut self.session_id)) };
+        held
+    }
+
     /// Applies one change of this session, in seq order.
     pub fn apply(&mut self, change: &Change) -> Step {
         self.apply_range(change.seq, change)
@@ -115,7 +131,13 @@ impl Replica {
     /// delivery (`coalesce_ms`: consecutive deltas of one block, their text joined), or with
     /// `first_seq == change.seq` any single change. One that starts inside what is applied
     /// already is a gap: read the single changes after `applied_seq` (then it is a duplicate).
+    /// A change of another epoch (the session id was deleted and created again) empties the
+    /// replica first: the new epoch's first change applies, a later one is a gap after seq 0.
     pub fn apply_range(&mut self, first_seq: u64, change: &Change) -> Step {
+        if change.epoch.is_some() && change.epoch != self.epoch {
+            *self =
+                Replica { epoch: change.epoch.clone(), ..Replica::new(self.session_id.clone()) };
+        }
         if change.seq <= self.applied_seq {
             return Step::Duplicate;
         }
@@ -328,6 +350,8 @@ pub enum SnapshotReason {
     Fork,
     /// The feed no longer keeps the changes asked for (`feed_retention`).
     Truncated,
+    /// The feed is of another epoch than the pages before (the id was deleted and re-created).
+    NewEpoch,
 }
 
 /// A snapshot read [`rebuild`] took, at the feed's `latest_seq` of the page it was reading.
@@ -398,8 +422,12 @@ pub fn rebuild<E>(
         out.latest_seq = page.latest_seq;
         let mut take = |out: &mut Rebuild, reason| {
             out.replica = snapshot(page.latest_seq);
+            out.replica.epoch = page.epoch.clone();
             out.snapshots.push(Snapshot { at_seq: page.latest_seq, reason });
         };
+        if out.replica.enter_epoch(&page.epoch) && !page.truncated {
+            take(&mut out, SnapshotReason::NewEpoch);
+        }
         if page.truncated {
             take(&mut out, SnapshotReason::Truncated);
         }
@@ -457,12 +485,7 @@ mod tests {
         }
         let merged = merged.expect("merged");
         assert_eq!((merged.first_seq, merged.seq), (Some(3), 5));
-        let as_change = |e: &crate::wire::ChangedEvent| Change {
-            seq: e.seq,
-            change_type: e.change_type.clone(),
-            payload: e.payload.clone(),
-            timestamp: e.timestamp,
-        };
+        let as_change = |e: &crate::wire::ChangedEvent| e.clone().into_change();
         let page = ops::changes::decide(
             store,
             &env,
@@ -589,6 +612,49 @@ mod tests {
         assert_eq!(rebuilt.stopped, None);
     }
 
+    /// A replica that follows deliveries across a delete and a re-creation of the same id: the
+    /// new epoch's first change empties it and starts over at seq 1; a later change of a new
+    /// epoch it missed the start of is a gap after seq 0 (read the new feed from its start).
+    #[test]
+    fn a_new_epoch_starts_the_replica_over() {
+        let host = TestHost::new();
+        let call = |id: &str, req: Value| host.call(id, req);
+        let mut replica = Replica::new("s");
+        let mut follow = |out: crate::Outcome<Value>| {
+            let steps: Vec<Step> = out
+                .events
+                .iter()
+                .map(|e| replica.apply(e.change.as_ref().expect("recorded")))
+                .collect();
+            (steps, replica.clone())
+        };
+        follow(call("session::ensure", json!({"session_id": "s"})));
+        let msg = assistant("old");
+        follow(call(
+            "session::append",
+            json!({"session_id": "s", "entry_id": "e", "message": msg}),
+        ));
+        let (_, deleted) = follow(call("session::delete", json!({"session_id": "s"})));
+        assert_eq!((deleted.meta.is_none(), deleted.applied_seq), (true, 3));
+        let (steps, again) = follow(call("session::ensure", json!({"session_id": "s"})));
+        assert_eq!(steps, [Step::Applied]);
+        assert_eq!((again.applied_seq, again.entries.len()), (1, 0), "started over");
+        assert_ne!(again.epoch, deleted.epoch);
+        assert_eq!(again.differs_from(&host.store.session_state("s")), None);
+        let stale = deleted.clone();
+        call("session::delete", json!({"session_id": "s"}));
+        call("session::ensure", json!({"session_id": "s"}));
+        let msg = assistant("new");
+        let added =
+            call("session::append", json!({"session_id": "s", "entry_id": "e", "message": msg}));
+        let mut late = stale;
+        assert_eq!(
+            late.apply(added.events[0].change.as_ref().expect("recorded")),
+            Step::Gap { after_seq: 0 }
+        );
+        assert!(late.meta.is_none() && late.entries.is_empty(), "nothing of the old epoch is kept");
+    }
+
     /// A page that skips a seq stops the rebuild with the gap; a change it cannot apply stops it
     /// with the reason. Neither reads further.
     #[test]
@@ -598,11 +664,13 @@ mod tests {
             change_type: change_type.into(),
             payload,
             timestamp: 0,
+            epoch: None,
         };
         let created = json!({"session_id": "s", "title": "", "description": "", "status": "idle",
             "created_at": 0, "timestamp": 0});
         let page = |changes: Vec<Change>| ChangesResponse {
             session_id: "s".into(),
+            epoch: None,
             changes,
             latest_seq: 9,
             next_after_seq: Some(3),

@@ -41,10 +41,12 @@ pub enum Write {
         at: i64,
     },
     /// Records the mutation's changes in the session's feed, each with the next seq; keeps the
-    /// newest `retention`. Last write of its change set.
+    /// newest `retention`. Last write of its change set. `epoch`: the change set creates the
+    /// session, whose feed starts this new epoch at seq 1.
     Feed {
         timestamp: i64,
         retention: usize,
+        epoch: Option<String>,
         changes: Vec<PendingChange>,
     },
 }
@@ -311,7 +313,10 @@ pub fn plan_session_writes_in_place(
     // Whether this change set applied an `AppendDelta` (what `AppliedDelta` records).
     let mut delta_in_set = false;
     for write in writes {
-        if let Write::Feed { timestamp, retention, changes: pending } = write {
+        if let Write::Feed { timestamp, retention, epoch, changes: pending } = write {
+            if let Some(epoch) = epoch {
+                next.feed.start_epoch(epoch.clone());
+            }
             for pending in pending {
                 // A payload the record before it holds (the `append` of an append's change, the
                 // `delta` of a delta's) is rebuilt from that record on replay.
@@ -340,12 +345,15 @@ pub fn plan_session_writes_in_place(
                     },
                 };
                 let seq = next.feed.latest_seq() + 1;
-                let change = Change { seq, change_type, payload, timestamp: *timestamp };
+                let epoch = next.feed.epoch().map(String::from);
+                let change = Change { seq, change_type, payload, timestamp: *timestamp, epoch };
                 let logged = LoggedChange {
                     seq,
                     change_type: change.change_type.clone(),
                     payload: (!derived).then(|| change.payload.clone()),
                     timestamp: change.timestamp,
+                    // The epoch's first change names it; the ones after it are of the same.
+                    epoch: if seq == 1 { change.epoch.clone() } else { None },
                 };
                 // What applying the record does (its payload rebuilt when derived), without
                 // building the payload a second time.
@@ -399,8 +407,9 @@ pub fn plan_session_writes_in_place(
         }
     }
     if !next.holds_session() {
-        // A deleted session's feed ends with its `session::deleted`: the one change kept.
-        next.feed.trim(1);
+        // A deleted session leaves nothing behind, its feed included: its `session::deleted` was
+        // the epoch's last change (reported in `changes`), and a re-created id starts a new one.
+        next.feed = crate::feed::Feed::default();
     }
     let log = if rewrite {
         LogChange::Rewrite

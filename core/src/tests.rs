@@ -121,7 +121,8 @@ fn legacy_three_line_append_commits_on_meta() {
 }
 
 /// Live sync: every event gets the session's next seq, an idempotent append replay gets none, an
-/// `append-delta` records the compact delta, and a deleted then re-created id keeps counting.
+/// `append-delta` records the compact delta, a delete takes the feed with it and a re-created id
+/// starts a new epoch at seq 1.
 #[test]
 fn feed_seqs_follow_the_events() {
     let host = TestHost::new();
@@ -161,16 +162,26 @@ fn feed_seqs_follow_the_events() {
         thinking.events[0].change.as_ref().map(|c| c.payload["block_index"].clone()),
         Some(json!(1))
     );
-    assert_eq!(seqs(&call("session::delete", json!({"session_id": "s"}))), [Some(5)]);
+    let first_epoch = created.events[0].change.as_ref().and_then(|c| c.epoch.clone());
+    assert!(first_epoch.is_some(), "a creation starts an epoch");
+    let deleted = call("session::delete", json!({"session_id": "s"}));
+    assert_eq!(seqs(&deleted), [Some(5)]);
+    let gone = deleted.events[0].changed_event().expect("the delete's change");
+    assert_eq!(gone.epoch, first_epoch, "the delete is the epoch's last change");
     let page = call("session::changes", json!({"session_id": "s"})).response;
-    assert_eq!(page["latest_seq"], 5);
-    assert_eq!(page["truncated"], true, "a deleted session keeps only its last change");
-    let page = call("session::changes", json!({"session_id": "s", "after_seq": 4})).response;
-    assert_eq!(page["changes"][0]["type"], "session::deleted");
-    assert_eq!(seqs(&call("session::ensure", json!({"session_id": "s"}))), [Some(6)]);
-    let page =
-        call("session::changes", json!({"session_id": "s", "after_seq": 4, "limit": 1})).response;
-    assert_eq!(page["next_after_seq"], 5);
+    assert_eq!(
+        page,
+        json!({"session_id": "s", "changes": [], "latest_seq": 0,
+        "next_after_seq": null, "truncated": false}),
+        "a deleted session leaves no feed"
+    );
+    let again = call("session::ensure", json!({"session_id": "s"}));
+    assert_eq!(seqs(&again), [Some(1)]);
+    let second_epoch = again.events[0].change.as_ref().and_then(|c| c.epoch.clone());
+    assert!(second_epoch.is_some() && second_epoch != first_epoch, "a new epoch");
+    let page = call("session::changes", json!({"session_id": "s"})).response;
+    assert_eq!(page["epoch"], json!(second_epoch));
+    assert_eq!(page["changes"][0]["epoch"], json!(second_epoch));
     let bad = catalog::dispatch(
         store,
         &env,

@@ -290,12 +290,7 @@ async fn main() {
             Ok(Some(payload)) => match serde_json::from_value::<ChangedEvent>(payload) {
                 Ok(event) if event.session_id == args.session => {
                     let first_seq = event.first_seq.unwrap_or(event.seq);
-                    let change = Change {
-                        seq: event.seq,
-                        change_type: event.change_type,
-                        payload: event.payload,
-                        timestamp: event.timestamp,
-                    };
+                    let change = event.into_change();
                     follower.offer_range(first_seq, &change).await;
                 }
                 Ok(event) => eprintln!("delivery of another session {}", event.session_id),

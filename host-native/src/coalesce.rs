@@ -108,6 +108,7 @@ mod tests {
     fn change(seq: u64, change_type: &str, text: &str) -> ChangedEvent {
         ChangedEvent {
             session_id: "s".into(),
+            epoch: None,
             seq,
             first_seq: None,
             change_type: change_type.into(),

@@ -226,8 +226,13 @@ mod tests {
             subs.bind(CHANGED, "4", "f::feed", &serde_json::json!({"session_id": "s"})).unwrap();
         }
         let deleted = value(DeletedEvent { session_id: "s".into(), timestamp: 1 });
-        let change =
-            Change { seq: 7, change_type: DELETED.into(), payload: deleted.clone(), timestamp: 1 };
+        let change = Change {
+            seq: 7,
+            change_type: DELETED.into(),
+            payload: deleted.clone(),
+            timestamp: 1,
+            epoch: None,
+        };
         let envelope = EventEnvelope {
             trigger_type: DELETED.into(),
             payload: deleted.clone(),

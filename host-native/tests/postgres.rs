@@ -125,8 +125,8 @@ impl session_manager::emitter::Sink for Recorder {
     }
 }
 
-/// Each recorder's store-events envelopes as `(session, seq, type)`, sorted.
-fn seen(recorder: &Recorder) -> Vec<(String, u64, String)> {
+/// Each recorder's store-events envelopes as `(session, epoch, seq, type)`, sorted.
+fn seen(recorder: &Recorder) -> Vec<(String, Option<String>, u64, String)> {
     let deliveries = recorder.0.lock().unwrap_or_else(|p| p.into_inner());
     let mut seen: Vec<_> = deliveries
         .iter()
@@ -134,7 +134,8 @@ fn seen(recorder: &Recorder) -> Vec<(String, u64, String)> {
             let e: session_core::wire::EventEnvelope =
                 serde_json::from_value(d.payload.clone()).ok()?;
             let sid = e.payload.get("session_id")?.as_str()?.to_string();
-            Some((sid, e.change?.seq, e.trigger_type))
+            let change = e.change?;
+            Some((sid, change.epoch, change.seq, e.trigger_type))
         })
         .collect();
     seen.sort();
@@ -144,7 +145,9 @@ fn seen(recorder: &Recorder) -> Vec<(String, u64, String)> {
 /// Two workers on one schema, mutations through both: every instance's subscribers receive
 /// every event of every mutation once, whichever instance made it, also after the instances'
 /// database connections were terminated mid-way, and also the events committed while instance 1
-/// was stopped (it goes on where it had delivered when it starts again under its name).
+/// was stopped (it goes on where it had delivered when it starts again under its name), and a
+/// session id deleted through one instance and created again through the other (the deletion
+/// delivered though the feed went with it, the new epoch's seqs from 1 again).
 fn events_across_instances(url: &str) -> Result<(), String> {
     use serde_json::json;
     use session_manager::config::AdapterConfig;
@@ -220,13 +223,38 @@ fn events_across_instances(url: &str) -> Result<(), String> {
     }
     // … and starts again under the same name: it delivers what was committed meanwhile.
     workers[1] = Some(start(1)?);
+    let message =
+        json!({"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1});
+    let again = json!({"session_id": "again"});
+    let append = json!({"session_id": "again", "message": message});
+    for (at, id, payload) in [
+        (0, "session::ensure", &again),
+        (1, "session::append", &append),
+        (1, "session::delete", &again),
+        (0, "session::ensure", &again),
+        (1, "session::append", &append),
+    ] {
+        // Each once both instances delivered the one before: changes of an epoch that ended
+        // before an instance's follower read them are not delivered there (only the deletion).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while seen(&recorders[0]).len().min(seen(&recorders[1]).len()) < expected {
+            if std::time::Instant::now() > deadline {
+                return Err(format!("{id}: the events before it were not delivered in 10 s"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        call(&workers[at], id, payload.clone())?;
+        expected += 1;
+    }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let (a, b) = (seen(&recorders[0]), seen(&recorders[1]));
         if a.len() >= expected && b.len() >= expected {
             let mut once = a.clone();
             once.dedup();
-            if a != b || once.len() != a.len() || a.len() != expected {
+            let epochs: std::collections::BTreeSet<_> =
+                a.iter().filter(|e| e.0 == "again").map(|e| e.1.clone()).collect();
+            if a != b || once.len() != a.len() || a.len() != expected || epochs.len() != 2 {
                 return Err(format!(
                     "instance 0 saw {a:?}\ninstance 1 saw {b:?}\n(want {expected} each, once)"
                 ));

@@ -481,7 +481,8 @@ fn export_snapshot_is_the_way_back_for_append_delta() {
     let (replayed, _) = jsonl::replay(&snapshot);
     assert_eq!(replayed.entries, ours.entries, "the snapshot serves what the log served");
     assert_eq!(replayed.meta, ours.meta);
-    // Every exported file (the deleted session's feed tombstone included) replays under
-    // v1.0.32's rules to our state, skipping only our extension lines.
+    // The deleted session left no file to export; every exported file replays under v1.0.32's
+    // rules to our state, skipping only our extension lines.
+    assert!(!dir.path().join("gone.jsonl").exists() && !out.path().join("gone.jsonl").exists());
     assert!(check_dir(out.path()).expect("v1.0.32 replays the export") >= 1);
 }

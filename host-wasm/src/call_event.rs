@@ -22,6 +22,10 @@ pub(crate) struct CallEvent {
     /// absent only for an event the feed did not record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seq: Option<u64>,
+    /// The epoch of that seq (one per incarnation of the session id: a re-created id starts a
+    /// new one at seq 1); absent with `seq`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    epoch: Option<String>,
     /// The change the feed recorded, when it is not the event itself: `session::append-delta`
     /// fires `session::message-updated` (the full message) and records a compact
     /// `session::message-delta` (payload `MessageDelta`). Absent when the change is the event.
@@ -47,6 +51,7 @@ impl CallEvent {
             .filter(|c| c.change_type != envelope.trigger_type || c.payload != envelope.payload);
         CallEvent {
             seq: change.map(|c| c.seq),
+            epoch: change.and_then(|c| c.epoch.clone()),
             change: differs.map(|c| RecordedChange {
                 change_type: c.change_type.clone(),
                 payload: c.payload.clone(),

@@ -50,7 +50,8 @@ pub(crate) struct SnapshotRead {
     /// The seq the snapshot stands at (the feed's `latest_seq` when it was read).
     at_seq: u64,
     /// `fork`: a fork's `session::created` (its copied history is event-silent); `truncated`:
-    /// the feed no longer keeps its start (`feed_retention`).
+    /// the feed no longer keeps its start (`feed_retention`); `new_epoch`: the session id was
+    /// deleted and created again between two pages.
     reason: SnapshotReason,
 }
 
@@ -60,6 +61,7 @@ pub(crate) struct SnapshotRead {
 pub(crate) enum SnapshotReason {
     Fork,
     Truncated,
+    NewEpoch,
 }
 
 /// What `rebuildFromFeed` returns.
@@ -117,6 +119,7 @@ impl Workspace {
                 reason: match s.reason {
                     replica::SnapshotReason::Fork => SnapshotReason::Fork,
                     replica::SnapshotReason::Truncated => SnapshotReason::Truncated,
+                    replica::SnapshotReason::NewEpoch => SnapshotReason::NewEpoch,
                 },
             })
             .collect();

@@ -33,7 +33,7 @@ Feature: live sync — the change feed, session::changed and append-delta
     When I call "session::changes" with {"session_id": "s1", "after_seq": 1}
     Then the response field "changes" is:
       """
-      [{"seq": 2, "type": "session::meta-updated", "timestamp": 1000007,
+      [{"seq": 2, "type": "session::meta-updated", "timestamp": 1000007, "epoch": "f_001",
         "payload": {"session_id": "s1", "title": "T", "description": "", "timestamp": 1000007}}]
       """
 
@@ -47,19 +47,22 @@ Feature: live sync — the change feed, session::changed and append-delta
     Then the "seq" values at "changes" are "1, 2, 3"
     And the response field "latest_seq" is 3
 
-  # Prevents: a deleted and re-created id reusing seqs a replica already saw.
-  Scenario: a deleted session's feed ends with session::deleted and a re-created id counts on
+  # Prevents: a deleted session's feed (its payloads) staying behind, and a re-created id's
+  # seqs being taken for the old session's by a replica (issue 37: the feed's epoch).
+  Scenario: a delete takes the feed with it and a re-created id starts a new epoch at seq 1
     Given a session "s1"
     And I called "session::set-status" with {"session_id": "s1", "status": "working"}
-    And I called "session::delete" with {"session_id": "s1"}
     When I call "session::changes" with {"session_id": "s1"}
-    Then the response contains {"changes": [], "latest_seq": 3, "truncated": true}
-    When I call "session::changes" with {"session_id": "s1", "after_seq": 2}
-    Then the "type" values at "changes" are "session::deleted"
+    Then the response field "epoch" is "f_001"
+    And the "epoch" values at "changes" are "f_001, f_001"
+    When I call "session::delete" with {"session_id": "s1"}
+    And I call "session::changes" with {"session_id": "s1"}
+    Then the response is {"session_id": "s1", "changes": [], "latest_seq": 0, "next_after_seq": null, "truncated": false}
     When I call "session::ensure" with {"session_id": "s1"}
-    And I call "session::changes" with {"session_id": "s1", "after_seq": 3}
-    Then the "seq" values at "changes" are "4"
+    And I call "session::changes" with {"session_id": "s1"}
+    Then the "seq" values at "changes" are "1"
     And the "type" values at "changes" are "session::created"
+    And the response field "epoch" is "f_002"
 
   # Prevents: a reader behind the retention window silently missing changes.
   Scenario: changes older than the retention are reported truncated
@@ -69,7 +72,7 @@ Feature: live sync — the change feed, session::changed and append-delta
     And I called "session::set-status" with {"session_id": "s1", "status": "done"}
     And I called "session::set-status" with {"session_id": "s1", "status": "idle"}
     When I call "session::changes" with {"session_id": "s1", "after_seq": 1}
-    Then the response is {"session_id": "s1", "changes": [], "latest_seq": 4, "next_after_seq": null, "truncated": true}
+    Then the response is {"session_id": "s1", "epoch": "f_001", "changes": [], "latest_seq": 4, "next_after_seq": null, "truncated": true}
     When I call "session::changes" with {"session_id": "s1", "after_seq": 2}
     Then the "seq" values at "changes" are "3, 4"
     And the response field "truncated" is false
@@ -106,7 +109,7 @@ Feature: live sync — the change feed, session::changed and append-delta
     When I call "session::changes" with {"session_id": "s1", "after_seq": 2}
     Then the response field "changes" is:
       """
-      [{"seq": 3, "type": "session::message-delta", "timestamp": 1000005,
+      [{"seq": 3, "type": "session::message-delta", "timestamp": 1000005, "epoch": "f_001",
         "payload": {"session_id": "s1", "entry_id": "a1", "revision": 1, "block_index": 0, "text": "llo"}}]
       """
 
@@ -172,7 +175,7 @@ Feature: live sync — the change feed, session::changed and append-delta
     And I call "session::set-meta" with {"session_id": "s1", "title": "T"}
     And I call "session::set-status" with {"session_id": "s2", "status": "done"}
     Then binding "all" received 2 events
-    And binding "all" last received exactly {"session_id": "s1", "seq": 3, "type": "session::meta-updated", "timestamp": 1000000, "payload": {"session_id": "s1", "title": "T", "description": "", "timestamp": 1000000}}
+    And binding "all" last received exactly {"session_id": "s1", "epoch": "f_001", "seq": 3, "type": "session::meta-updated", "timestamp": 1000000, "payload": {"session_id": "s1", "title": "T", "description": "", "timestamp": 1000000}}
     And binding "status" received "session_id" values "s1, s2"
 
   # Prevents: malformed session::changed configs being accepted and silently matching nothing.

@@ -1,6 +1,7 @@
 //! Conformance checks of the live-sync part of a store (`feed_*`): seqs given inside the change
 //! set, the append's change only when it commits, nothing consumed by a failed change set,
-//! retention and the deleted session's last change, and `append_delta` writes. A bridge to a seed
+//! retention, a delete that takes the feed with it and a re-created id's new epoch, and
+//! `append_delta` writes. A bridge to a seed
 //! main keeps no feed and is expected to fail these with `StoreError::Unsupported`.
 
 use alloc::string::String;
@@ -18,7 +19,12 @@ fn known(change_type: &str, n: i64) -> PendingChange {
 }
 
 fn feed(timestamp: i64, retention: usize, changes: Vec<PendingChange>) -> Write {
-    Write::Feed { timestamp, retention, changes }
+    Write::Feed { timestamp, retention, epoch: None, changes }
+}
+
+/// A creating change set's feed write: it starts `epoch`.
+fn feed_in(epoch: &str, timestamp: i64, changes: Vec<PendingChange>) -> Write {
+    Write::Feed { timestamp, retention: 10, epoch: Some(epoch.into()), changes }
 }
 
 fn seqs(store: &dyn Store, sid: &str, after: u64, limit: usize) -> Result<Vec<u64>, String> {
@@ -104,18 +110,22 @@ pub fn check_feed_retention_and_delete(make: Make<'_>) -> Result<(), String> {
     )?;
     eq(st(s.get_meta("s"))?, None, "deleted")?;
     ensure(!st(s.list_metas())?.iter().any(|m| m.session_id == "s"), "not listed")?;
-    eq(seqs(&*s, "s", 3, 10)?, vec![4], "the feed ends with the delete")?;
-    ensure(st(s.changes("s", 2, 10))?.truncated, "only the last change is kept")?;
+    let gone = st(s.changes("s", 0, 10))?;
+    eq((gone.changes.len(), gone.latest_seq, gone.epoch), (0, 0, None), "the feed went with it")?;
     let again = apply(
         &*s,
         "s",
-        vec![Write::PutMeta(sample_meta("s", 5)), feed(5, 2, vec![known("a", 5)])],
+        vec![Write::PutMeta(sample_meta("s", 5)), feed_in("f2", 5, vec![known("a", 5)])],
     )?;
-    eq(
-        again.changes.iter().map(|c| c.seq).collect::<Vec<_>>(),
-        vec![5],
-        "a re-created id counts on",
-    )
+    let got: Vec<(u64, Option<String>)> =
+        again.changes.iter().map(|c| (c.seq, c.epoch.clone())).collect();
+    eq(got, vec![(1, Some("f2".into()))], "a re-created id starts a new epoch at seq 1")?;
+    apply(&*s, "s", vec![feed(6, 10, vec![known("b", 6)])])?;
+    let page = st(s.changes("s", 0, 10))?;
+    eq(page.epoch.as_deref(), Some("f2"), "the page names its epoch")?;
+    let seqs: Vec<(u64, Option<&str>)> =
+        page.changes.iter().map(|c| (c.seq, c.epoch.as_deref())).collect();
+    eq(seqs, vec![(1, Some("f2")), (2, Some("f2"))], "every change of it carries it")
 }
 
 pub fn check_feed_append_delta(make: Make<'_>) -> Result<(), String> {

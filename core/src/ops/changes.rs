@@ -20,6 +20,7 @@ pub fn page(store: &dyn Store, env: &Env<'_>, req: ChangesRequest) -> Result<Cha
     let next_after_seq = last.filter(|&seq| seq < page.latest_seq);
     Ok(ChangesResponse {
         session_id: req.session_id,
+        epoch: page.epoch,
         changes: page.changes,
         latest_seq: page.latest_seq,
         next_after_seq,

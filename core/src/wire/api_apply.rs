@@ -52,6 +52,9 @@ pub enum StoreWrite {
     Feed {
         timestamp: i64,
         retention: usize,
+        /// The change set creates the session: its feed starts this new epoch at seq 1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        epoch: Option<String>,
         changes: Vec<PendingChange>,
     },
 }
@@ -153,8 +156,8 @@ impl StoreWrite {
             }
             StoreWrite::DeleteAttachments => Write::DeleteAttachments,
             StoreWrite::AppendDelta { delta, at } => Write::AppendDelta { delta, at },
-            StoreWrite::Feed { timestamp, retention, changes } => {
-                Write::Feed { timestamp, retention, changes }
+            StoreWrite::Feed { timestamp, retention, epoch, changes } => {
+                Write::Feed { timestamp, retention, epoch, changes }
             }
         })
     }
@@ -183,9 +186,10 @@ impl From<&Write> for StoreWrite {
             Write::AppendDelta { delta, at } => {
                 StoreWrite::AppendDelta { delta: delta.clone(), at: *at }
             }
-            Write::Feed { timestamp, retention, changes } => StoreWrite::Feed {
+            Write::Feed { timestamp, retention, epoch, changes } => StoreWrite::Feed {
                 timestamp: *timestamp,
                 retention: *retention,
+                epoch: epoch.clone(),
                 changes: changes.clone(),
             },
         }

@@ -24,6 +24,11 @@ pub struct Change {
     pub payload: Value,
     /// When the mutation ran (ms since the epoch).
     pub timestamp: i64,
+    /// The feed's epoch: one per incarnation of the session id (a re-created id starts a new
+    /// one at seq 1). A replica holding another epoch reloads. Absent for a feed written before
+    /// epochs existed, and for a session that does not exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -42,6 +47,12 @@ pub struct ChangesRequest {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangesResponse {
     pub session_id: String,
+    /// The feed's epoch: one per incarnation of the session id (a re-created id starts a new
+    /// one at seq 1). A replica holding another epoch reloads. Absent for a feed written before
+    /// epochs existed, and for a session that does not exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<String>,
+
     /// The session's changes after `after_seq`, in seq order.
     pub changes: Vec<Change>,
     /// The seq of the session's newest change (0 when it has none).
@@ -127,6 +138,12 @@ pub struct ChangedBindingConfig {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangedEvent {
     pub session_id: String,
+    /// The feed's epoch: one per incarnation of the session id (a re-created id starts a new
+    /// one at seq 1). A replica holding another epoch reloads. Absent for a feed written before
+    /// epochs existed, and for a session that does not exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<String>,
+
     pub seq: u64,
     /// Only on a coalesced delivery (`coalesce_ms`): the first seq it covers (`seq` is the last).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +152,19 @@ pub struct ChangedEvent {
     pub change_type: String,
     pub payload: Value,
     pub timestamp: i64,
+}
+
+impl ChangedEvent {
+    /// The change this delivery carries (for a coalesced one: its last seq, the text joined).
+    pub fn into_change(self) -> Change {
+        Change {
+            seq: self.seq,
+            change_type: self.change_type,
+            payload: self.payload,
+            timestamp: self.timestamp,
+            epoch: self.epoch,
+        }
+    }
 }
 
 /// `session::store::changes` (store-protocol extension): one page of a session's feed.
@@ -150,6 +180,12 @@ pub struct StoreChangesRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FeedPage {
+    /// The feed's epoch: one per incarnation of the session id (a re-created id starts a new
+    /// one at seq 1). A replica holding another epoch reloads. Absent for a feed written before
+    /// epochs existed, and for a session that does not exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<String>,
+
     /// At most `limit` changes after `after_seq`, in seq order (empty when truncated).
     pub changes: Vec<Change>,
     pub latest_seq: u64,

@@ -76,8 +76,13 @@ mod tests {
     async fn hands_envelopes_to_the_sink() {
         let sink = Recorded::default();
         let deleted = value(DeletedEvent { session_id: "s".into(), timestamp: 1 });
-        let change =
-            Change { seq: 7, change_type: DELETED.into(), payload: deleted.clone(), timestamp: 1 };
+        let change = Change {
+            seq: 7,
+            change_type: DELETED.into(),
+            payload: deleted.clone(),
+            timestamp: 1,
+            epoch: None,
+        };
         let owner = Object::from_iter([("owner".to_string(), Value::from("u"))]);
         let envelope = EventEnvelope {
             trigger_type: DELETED.into(),

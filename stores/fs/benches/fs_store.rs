@@ -46,6 +46,7 @@ fn append_with_feed(store: &FsStore, sid: &str, n: u64) {
     let feed = Write::Feed {
         timestamp: n as i64,
         retention: session_core::feed::DEFAULT_RETENTION,
+        epoch: None,
         changes: vec![session_core::feed::PendingChange::CommittedAppend],
     };
     let changes =

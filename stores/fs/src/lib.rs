@@ -708,7 +708,8 @@ mod tests {
         store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).expect("meta");
         for n in 0..40 {
             let change = PendingChange::Known { change_type: "t".into(), payload: n.into() };
-            let feed = Write::Feed { timestamp: n, retention: 1000, changes: vec![change] };
+            let feed =
+                Write::Feed { timestamp: n, retention: 1000, epoch: None, changes: vec![change] };
             store.apply(&ChangeSet::new("s").with(feed)).expect("feed");
         }
         assert_eq!(store.changes("s", 0, 100).expect("page").changes.len(), 40);

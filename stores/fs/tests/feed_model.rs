@@ -7,9 +7,10 @@
 //!   oracle's path index with one rebuilt from scratch (issue 12);
 //! * both stores answer every call the same (response, events, the seqs the events carry) and
 //!   serve the same meta, entries and leaf;
-//! * each acknowledged change takes the session's next seq, and the feed ends at the last one, so
-//!   `latest_seq` never goes down and no seq is given twice (across delete / re-create, restarts,
-//!   crashes and compactions);
+//! * each acknowledged change takes the session's next seq in its epoch, and the feed ends at the
+//!   last one, so within an epoch `latest_seq` never goes down and no seq is given twice (across
+//!   restarts, crashes and compactions); a delete takes the feed and the session's log file with
+//!   it (`latest_seq` 0, no epoch), and a re-created id starts a new epoch at seq 1;
 //! * the feed read page by page (3 a page, following `next_after_seq`) is contiguous from its
 //!   oldest kept seq to `latest_seq`; every `after_seq` below the oldest kept one is `truncated`
 //!   and none from it on; a change, once observed (in a page of either store or in an event), never
@@ -17,7 +18,8 @@
 //! * a `Replica` rebuilt from the feed — from 0, or from a `truncated` point plus one snapshot
 //!   read, with the state served right after a fork where `Step::NeedsSnapshot` asks for it —
 //!   agrees with what the store serves, as do two replicas that follow the fs store through the
-//!   whole run (one catching up after every step, one every third step).
+//!   whole run (one catching up after every step, one every third step; a page of another epoch
+//!   starts them over).
 //!
 //! **Crashes.** A `crash` on an operation stops the store right after that operation's last call
 //! and, when that call's write was a plain append to its session's log, cuts the log at a random
@@ -33,8 +35,7 @@
 //!
 //! **Retention.** Half the cases run with a `feed_retention` of 1 to 4 (fewer changes than one
 //! `append-many` may record), so catch-ups and rebuilds from 0 go through `truncated` pages. The
-//! oracle keeps the newest `feed_retention` changes since the last delete (which keeps only its
-//! own). The fs store trims on each write too, but a replay (restart, eviction) keeps every
+//! oracle keeps the newest `feed_retention` changes of the epoch. The fs store trims on each write too, but a replay (restart, eviction) keeps every
 //! change its log still holds until the next write trims again, so it may keep more: the two
 //! agree on `latest_seq` and on every change both keep, and the fs store keeps at least as many.
 //!
@@ -294,6 +295,7 @@ fn changes(
 /// One read of a session's whole kept feed: its `latest_seq` and the changes kept, oldest first.
 #[derive(Debug)]
 struct FeedRead {
+    epoch: Option<String>,
     latest: u64,
     kept: Vec<Change>,
 }
@@ -308,6 +310,7 @@ struct Stats {
     fork_snapshots_used: usize,
     deltas: usize,
     recreated: usize,
+    epoch_restarts: usize,
 }
 
 impl Stats {
@@ -319,13 +322,18 @@ impl Stats {
         self.fork_snapshots_used += o.fork_snapshots_used;
         self.deltas += o.deltas;
         self.recreated += o.recreated;
+        self.epoch_restarts += o.epoch_restarts;
     }
 }
 
-/// Per session: the seq of its last acknowledged change and the clients following it.
+/// Per session: its epoch, the seq of its last acknowledged change and the clients following it.
 #[derive(Default)]
 struct Followers {
-    /// Only grows: each acknowledged change must take the next seq, and the feed must end there.
+    /// The epoch of the session's feed (`None` while it does not exist) and how many it had.
+    epoch: Option<String>,
+    epochs: usize,
+    /// Only grows within an epoch: each acknowledged change must take the next seq, and the feed
+    /// must end there (0 once a delete ended the epoch).
     high: u64,
     /// Caught up after every step.
     live: Option<Replica>,
@@ -339,15 +347,16 @@ struct Observer {
     /// The state served right after each fork, keyed by the fork's session and its created
     /// seq: the snapshot a replica reads on `Step::NeedsSnapshot`.
     fork_snapshots: HashMap<(String, u64), SessionState>,
-    /// Every change observed: feed pages of both stores, events of acknowledged calls.
-    seen: HashMap<(String, u64), Change>,
+    /// Every change observed (by session, epoch and seq): feed pages of both stores, events of
+    /// acknowledged calls.
+    seen: HashMap<(String, Option<String>, u64), Change>,
     followers: HashMap<String, Followers>,
     stats: Stats,
 }
 
 impl Observer {
     fn see(&mut self, sid: &str, change: &Change, from: &str) -> R {
-        let key = (sid.to_string(), change.seq);
+        let key = (sid.to_string(), change.epoch.clone(), change.seq);
         if let Some(before) = self.seen.get(&key) {
             prop_assert_eq!(
                 before,
@@ -375,7 +384,7 @@ impl Observer {
         full: bool,
     ) -> R<FeedRead> {
         let first = changes(store, env, sid, 0, PAGE)?;
-        let latest = first.latest_seq;
+        let (latest, epoch) = (first.latest_seq, first.epoch.clone());
         let mut start = 0;
         if first.truncated {
             prop_assert!(first.changes.is_empty() && first.next_after_seq.is_none());
@@ -410,6 +419,7 @@ impl Observer {
                 start + 1
             );
             prop_assert_eq!(page.latest_seq, latest, "{}: latest_seq moved during a read", sid);
+            prop_assert_eq!(&page.epoch, &epoch, "{}: the epoch moved during a read", sid);
             prop_assert!(page.changes.len() <= PAGE);
             for change in &page.changes {
                 let want = kept.last().map_or(start + 1, |c| c.seq + 1);
@@ -437,7 +447,8 @@ impl Observer {
         for change in &kept {
             self.see(sid, change, "feed")?;
         }
-        Ok(FeedRead { latest, kept })
+        prop_assert!(kept.iter().all(|c| c.epoch == epoch), "{}: a change of another epoch", sid);
+        Ok(FeedRead { epoch, latest, kept })
     }
 
     /// A replica rebuilt from 0 agrees with what the store serves.
@@ -465,9 +476,16 @@ impl Observer {
         served_now: &SessionState,
     ) -> R {
         let sid = replica.session_id.clone();
-        let mut snapshots = 0;
+        let (mut snapshots, mut restarts) = (0, 0);
         loop {
             let page = changes(store, env, &sid, replica.applied_seq, PAGE)?;
+            if replica.enter_epoch(&page.epoch) {
+                // Deleted (and maybe re-created) since it last read: it starts over.
+                prop_assert!(restarts == 0, "{}: another epoch again", sid);
+                restarts += 1;
+                self.stats.epoch_restarts += 1;
+                continue;
+            }
             if page.truncated {
                 prop_assert!(snapshots == 0, "{}: truncated again after a snapshot", sid);
                 snapshots += 1;
@@ -478,6 +496,7 @@ impl Observer {
                     served_now.entries.values().cloned(),
                     page.latest_seq,
                 );
+                replica.epoch = page.epoch.clone();
                 continue;
             }
             for change in &page.changes {
@@ -500,6 +519,7 @@ impl Observer {
                             snapshot.entries.values().cloned(),
                             change.seq,
                         );
+                        replica.epoch = change.epoch.clone();
                         self.stats.fork_snapshots_used += 1;
                     }
                     other => {
@@ -809,16 +829,28 @@ impl World {
             let sid = change.payload["session_id"].as_str().map(String::from);
             prop_assert!(sid.is_some(), "{}: a change without session_id: {:?}", id, change);
             let sid = sid.expect("checked");
-            let high = self.obs.followers.get(&sid).map_or(0, |f| f.high);
-            let want = next.get(&sid).copied().unwrap_or(high + 1);
+            let follower = self.obs.followers.entry(sid.clone()).or_default();
+            if change.change_type == "session::created" {
+                // A creation starts a new epoch at seq 1.
+                prop_assert!(change.epoch.is_some(), "{}: a creation without its epoch", id);
+                prop_assert!(change.epoch != follower.epoch, "{}: an epoch again", id);
+                self.obs.stats.recreated += usize::from(follower.epochs > 0);
+                follower.epoch = change.epoch.clone();
+                follower.epochs += 1;
+                follower.high = 0;
+                next.remove(&sid);
+            }
+            prop_assert_eq!(&change.epoch, &follower.epoch, "{}: the epoch of {:?}", id, change);
+            let want = next.get(&sid).copied().unwrap_or(follower.high + 1);
             prop_assert_eq!(change.seq, want, "{}: the seq of {:?}", id, change);
             next.insert(sid.clone(), want + 1);
-            self.obs.followers.entry(sid.clone()).or_default().high = want;
+            follower.high = want;
+            if change.change_type == "session::deleted" {
+                // The epoch's last change: the feed goes with the session.
+                (follower.epoch, follower.high) = (None, 0);
+            }
             if change.change_type == MESSAGE_DELTA {
                 self.obs.stats.deltas += 1;
-            }
-            if change.change_type == "session::created" && want > 1 {
-                self.obs.stats.recreated += 1;
             }
             self.obs.see(&sid, &change, "event")?;
         }
@@ -930,33 +962,27 @@ impl World {
         let mem_env = env(&self.clock, &self.mem_ids, self.limits);
         let obs = &mut self.obs;
 
-        // The feed of both stores: one latest_seq that never goes down; the oracle keeps the
-        // newest `feed_retention` (one for a deleted session), the fs store at least as much.
+        // The feed of both stores: one epoch and one latest_seq that never goes down within it;
+        // the oracle keeps the newest `feed_retention`, the fs store at least as much.
         let on_fs = obs.read_feed(fs, &fs_env, sid, full)?;
         let on_mem = obs.read_feed(&self.mem, &mem_env, sid, full)?;
         prop_assert_eq!(on_fs.latest, on_mem.latest, "{} latest_seq", sid);
         // Every seq comes from an acknowledged call's event: the feed ends at the last one.
-        let high = obs.followers.entry(sid.to_string()).or_default().high;
+        let follower = obs.followers.entry(sid.to_string()).or_default();
+        let high = follower.high;
         prop_assert_eq!(on_fs.latest, high, "{}: latest_seq is not the last acknowledged", sid);
-        // Since the last delete (which keeps only its own change), the newest `retention`.
+        prop_assert_eq!(&on_fs.epoch, &follower.epoch, "{}: the feed's epoch", sid);
+        prop_assert_eq!(&on_mem.epoch, &follower.epoch, "{}: the oracle's epoch", sid);
         let retention = self.limits.feed_retention as u64;
-        let deleted_at = (1..=on_mem.latest).rev().find(|seq| {
-            let change = obs.seen.get(&(sid.to_string(), *seq));
-            change.is_some_and(|c| c.change_type == "session::deleted")
-        });
-        let since = deleted_at.map_or(on_mem.latest, |d| on_mem.latest - d + 1);
         let kept_mem = on_mem.kept.len();
-        prop_assert_eq!(kept_mem as u64, since.min(retention), "{} kept by the oracle", sid);
-        if served_mem.meta.is_none() && on_mem.latest > 0 {
-            for read in [&on_fs, &on_mem] {
-                prop_assert_eq!(
-                    read.kept.len(),
-                    1,
-                    "{}: a deleted session keeps its last change",
-                    sid
-                );
-                prop_assert_eq!(read.kept[0].change_type.as_str(), "session::deleted");
-            }
+        prop_assert_eq!(kept_mem as u64, high.min(retention), "{} kept by the oracle", sid);
+        if served_mem.meta.is_none() {
+            // Deleted (or never created): nothing of it is left, its log file included (a torn,
+            // never acknowledged re-creation may leave a log that holds nothing).
+            prop_assert_eq!(high, 0, "{}: a feed left behind", sid);
+            let path = log_path(&self.dir, sid);
+            let left = fs::read(&path).map(|bytes| !jsonl::replay(&bytes).0.is_empty());
+            prop_assert!(!left.unwrap_or(false), "{}: its log is left behind", path.display());
         }
         prop_assert!(
             on_fs.kept.len() >= kept_mem,
@@ -1050,6 +1076,7 @@ fn the_feed_rebuilds_what_the_store_serves_across_restarts_crashes_and_compactio
         assert!(total.fork_snapshots_used > 0, "no fork snapshot was read: {total:?}");
         assert!(total.deltas > 0, "no append-delta landed: {total:?}");
         assert!(total.recreated > 0, "no deleted id was re-created: {total:?}");
+        assert!(total.epoch_restarts > 0, "no follower met a new epoch: {total:?}");
     }
 }
 

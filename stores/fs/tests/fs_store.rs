@@ -332,3 +332,37 @@ fn regression_put_then_delete_all_in_a_session_delete_leaves_no_attachment() {
     apply(&open(dir.path()), "%", vec![put, Write::DeleteEntries, Write::DeleteAttachments]);
     assert!(open(dir.path()).list_attachments("%").expect("list").is_empty());
 }
+
+/// Issue 37: `session::delete` removes the session's log and its attachment folder (as v1.0.32
+/// does; no tombstone is kept for the feed), the session stays gone after a restart, and the
+/// id created again starts a new feed epoch at seq 1.
+#[test]
+fn a_delete_removes_the_log_and_the_attachment_folder() {
+    use serde_json::json;
+    use session_core::{catalog, Env, Limits, ManualClock, SeqIds};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let call = |store: &FsStore, id: &str, payload: serde_json::Value| {
+        catalog::dispatch(store, &env, id, payload).expect("in catalog").expect(id).response
+    };
+    let log = dir.path().join("s.jsonl");
+    let folder = dir.path().join("attachments").join(session_core::jsonl::attachment_dir_name("s"));
+    {
+        let store = open(dir.path());
+        call(&store, "session::ensure", json!({"session_id": "s"}));
+        let put = json!({"session_id": "s", "name": "a.txt", "mime": "text/plain", "data": "aGk="});
+        call(&store, "session::put-attachment", put);
+        assert!(log.exists() && folder.exists(), "the test wrote both");
+        call(&store, "session::delete", json!({"session_id": "s"}));
+        assert!(!log.exists(), "the log is removed");
+        assert!(!folder.exists(), "the attachment folder is removed");
+    }
+    let store = open(dir.path());
+    assert_eq!(call(&store, "session::list", json!({}))["sessions"], json!([]));
+    assert!(!log.exists() && !folder.exists(), "still gone after a restart");
+    call(&store, "session::ensure", json!({"session_id": "s"}));
+    let feed = call(&store, "session::changes", json!({"session_id": "s"}));
+    assert_eq!(feed["latest_seq"], 1, "a new epoch from seq 1: {feed}");
+    assert!(feed["epoch"].is_string(), "{feed}");
+}

@@ -80,6 +80,11 @@ pub struct Plan {
     rows: EntryRows,
     /// The feed seqs the change set recorded, first and last (its outbox row).
     seqs: Option<(i64, i64)>,
+    /// The feed epoch of those seqs.
+    epoch: Option<String>,
+    /// The change set deleted its session, whose feed goes with it: its changes for the outbox
+    /// row (JSON of [`Ended`]), so other instances deliver them without reading the feed.
+    ended: Option<String>,
     /// The log is rewritten as its snapshot instead of growing by a chunk.
     compact: bool,
 }
@@ -90,14 +95,20 @@ impl Plan {
     /// rows reflected its log before.
     pub fn of(replayed: &mut Replayed, changes: &ChangeSet) -> Result<Plan, StoreError> {
         let before = Before::of(&replayed.state, &changes.writes, replayed.current);
+        let metadata = replayed.state.meta.as_ref().and_then(|m| m.metadata.clone());
         let (log, applied) = plan_session_writes_in_place(&mut replayed.state, &changes.writes)?;
         let rows = EntryRows::after(&before, &replayed.state, &changes.writes);
         let seqs = applied.changes.first().zip(applied.changes.last());
         let seqs = seqs.map(|(first, last)| (first.seq as i64, last.seq as i64));
+        let epoch = applied.changes.first().and_then(|c| c.epoch.clone());
+        let ended = match seqs.is_some() && !replayed.state.holds_session() {
+            true => Some(Ended::text(metadata, &applied.changes)?),
+            false => None,
+        };
         let compact = matches!(log, LogChange::Append(_))
             && replayed.chunks + 1 > COMPACT_CHUNKS
             && replayed.chunks + 1 > snapshot_size(&replayed.state);
-        Ok(Plan { log, applied, rows, seqs, compact })
+        Ok(Plan { log, applied, rows, seqs, epoch, ended, compact })
     }
 
     /// Whether its commit wrote an outbox row (the followers are woken after it).
@@ -138,7 +149,8 @@ pub async fn write_and_commit(
     let key = sid.as_bytes();
     let replayed = cached.as_mut().ok_or_else(|| StoreError::Internal("no cached state".into()))?;
     write_attachments(client, sql, sid, &changes.writes, &mut plan.applied).await?;
-    let (seqs, entry_rows) = (plan.seqs, &plan.rows);
+    let row = OutboxRow { seqs: plan.seqs, instance, epoch: &plan.epoch, ended: &plan.ended };
+    let entry_rows = &plan.rows;
     match plan.log {
         LogChange::None if replayed.version <= 0 => {
             // Attachments only, on a session with no log: no row needed.
@@ -152,7 +164,7 @@ pub async fn write_and_commit(
             let (n, base) = tokio::try_join!(
                 append_chunk(client, sql, key, &records, state, entry_rows),
                 entry_rows.write(client, sql, key, false),
-                outbox(client, sql, key, seqs, instance),
+                outbox(client, sql, key, &row),
                 commit(client)
             )?
             .0;
@@ -168,7 +180,7 @@ pub async fn write_and_commit(
     }
     tokio::try_join!(
         entry_rows.write(client, sql, key, true),
-        outbox(client, sql, key, seqs, instance),
+        outbox(client, sql, key, &row),
         commit(client)
     )?;
     replayed.current = entry_rows.row().2 == &true;
@@ -199,6 +211,7 @@ pub struct AloneWrite {
     first: Option<i64>,
     last: Option<i64>,
     instance: String,
+    epoch: Option<String>,
 }
 
 impl AloneWrite {
@@ -236,11 +249,12 @@ impl AloneWrite {
             first: plan.seqs.map(|s| s.0),
             last: plan.seqs.map(|s| s.1),
             instance: instance.to_string(),
+            epoch: plan.epoch.clone(),
         })
     }
 
     /// [`Sql::append_alone`]'s parameters.
-    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 17] {
+    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 18] {
         [
             &self.key,
             &self.lines,
@@ -259,6 +273,7 @@ impl AloneWrite {
             &self.first,
             &self.last,
             &self.instance,
+            &self.epoch,
         ]
     }
 }
@@ -372,17 +387,43 @@ fn meta_columns(state: &SessionState) -> (Option<String>, Option<i64>, Option<i6
     (text, meta.map(|m| m.created_at), meta.map(|m| m.updated_at))
 }
 
-/// The outbox row other instances deliver the change set's events from (feed seqs `first..=last`;
-/// the writer wakes them once it committed, `wake.rs`); nothing without feed changes.
+/// What the outbox row of a deleting change set holds inline: the session's metadata as it was
+/// (for binding filters) and the changes, which the feed no longer keeps once it committed.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Ended {
+    pub metadata: Option<session_core::wire::Object>,
+    pub changes: Vec<session_core::wire::Change>,
+}
+
+impl Ended {
+    fn text(
+        metadata: Option<session_core::wire::Object>,
+        changes: &[session_core::wire::Change],
+    ) -> Result<String, StoreError> {
+        let ended = Ended { metadata, changes: changes.to_vec() };
+        serde_json::to_string(&ended).map_err(|e| StoreError::Internal(format!("ended: {e}")))
+    }
+}
+
+/// The outbox row of a plan: other instances deliver the change set's events from it (feed seqs
+/// `first..=last` of `epoch`, or `ended` inline; the writer wakes them once it committed,
+/// `wake.rs`); none without feed changes.
+struct OutboxRow<'a> {
+    seqs: Option<(i64, i64)>,
+    instance: &'a str,
+    epoch: &'a Option<String>,
+    ended: &'a Option<String>,
+}
+
 async fn outbox(
     client: &impl GenericClient,
     sql: &Sql,
     key: &[u8],
-    seqs: Option<(i64, i64)>,
-    instance: &str,
+    row: &OutboxRow<'_>,
 ) -> Result<(), StoreError> {
-    let Some((first, last)) = seqs else { return Ok(()) };
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&key, &first, &last, &instance];
+    let Some((first, last)) = row.seqs else { return Ok(()) };
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+        [&key, &first, &last, &row.instance, row.epoch, row.ended];
     execute(client, "record the change in the outbox", &sql.insert_outbox, &params).await?;
     Ok(())
 }

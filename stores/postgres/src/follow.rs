@@ -4,8 +4,9 @@
 //! (`wake.rs`: sent while the follower finds another instance present in `followers`, where it
 //! renews its own presence every 2 s; a 250 ms poll covers a missed wake-up); the outbox, not
 //! the notification, says what to deliver: rows after the last one seen, plus ids skipped on the
-//! way that a slower transaction may still commit (kept 30 s). Per session it delivers the feed's changes from the last seq it delivered, so a
-//! row read twice delivers nothing twice, and after a dropped connection it reconnects and goes
+//! way that a slower transaction may still commit (kept 30 s). Per session it delivers the feed's
+//! changes from the last seq it delivered in the row's epoch (a re-created session id starts a
+//! new epoch at seq 1), so a row read twice delivers nothing twice, and after a dropped connection it reconnects and goes
 //! on from where it was. It saves how far it has delivered in `followers` under the instance's
 //! name, so a restarted instance (same name: host and engine URL) delivers what was committed
 //! while it was down, and what it had delivered just before it died possibly once more (at least
@@ -15,6 +16,9 @@
 //! event payload itself), a `session::message-delta` as the `session::message-updated` it fired,
 //! carrying the message as the follower reads it (the newest revision, when more deltas
 //! followed); session metadata (for binding filters) is the session's when the follower reads it.
+//! A change set that deleted its session took the feed with it: its row holds its changes and
+//! the session's metadata inline (`ended`). Changes of an epoch that ended before the follower
+//! read them are not delivered (only the deletion is).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,8 +86,8 @@ struct Position {
     cursor: Option<i64>,
     /// Ids below the cursor not seen yet, with when they were skipped.
     holes: BTreeMap<i64, Instant>,
-    /// Per session, the last seq delivered.
-    delivered: HashMap<String, u64>,
+    /// Per session, the epoch and the last seq of it delivered.
+    delivered: HashMap<String, (Option<String>, u64)>,
     /// The cursor last saved in `followers`.
     saved: Option<i64>,
     /// When the instance's presence was last renewed there.
@@ -212,6 +216,9 @@ struct OutboxRow {
     first_seq: i64,
     last_seq: i64,
     instance: String,
+    epoch: Option<String>,
+    /// JSON of [`crate::apply::Ended`]: the row's changes, when its change set deleted the session.
+    ended: Option<String>,
 }
 
 /// Reads the outbox after the cursor and the holes, and turns the other instances' rows into
@@ -249,9 +256,15 @@ async fn read_into(
         first_seq: row.get(2),
         last_seq: row.get(3),
         instance: row.get(4),
+        epoch: row.get(5),
+        ended: row.get(6),
     });
-    position.advance(rows, &store.instance, now, events, |sid, from, last| {
+    position.advance(rows, &store.instance, now, events, |sid, epoch, from, last| {
         let page = store.changes(sid, from, (last - from) as usize).map_err(|e| e.to_string())?;
+        if page.epoch.as_deref() != epoch {
+            // That epoch ended (the session was deleted since): its deletion's row delivers it.
+            return Ok(Vec::new());
+        }
         let metadata = store.get_meta(sid).ok().flatten().and_then(|m| m.metadata);
         let in_range = page.changes.into_iter().filter(|c| c.seq > from && c.seq <= last);
         Ok(in_range
@@ -265,7 +278,8 @@ async fn read_into(
 
 impl Position {
     /// Goes over `rows` (the outbox after the cursor, and the holes, in id order): the rows of
-    /// instances other than `me` become events through `fetch(session, after_seq, last_seq)`.
+    /// instances other than `me` become events through `fetch(session, epoch, after_seq,
+    /// last_seq)`, or from the changes a deleting row holds inline.
     /// A row counts as seen (cursor, holes, delivered seqs) only once its events are in
     /// `events`; at the first failing fetch it stops, so a re-read starts at that row and every
     /// event is delivered once.
@@ -275,16 +289,20 @@ impl Position {
         me: &str,
         now: Instant,
         events: &mut Vec<Emitted>,
-        mut fetch: impl FnMut(&str, u64, u64) -> Result<Vec<Emitted>, String>,
+        mut fetch: impl FnMut(&str, Option<&str>, u64, u64) -> Result<Vec<Emitted>, String>,
     ) -> Result<(), String> {
         for row in rows {
             if row.instance != me {
                 if let Ok(sid) = String::from_utf8(row.session) {
                     let (first, last) = (row.first_seq.max(1) as u64, row.last_seq.max(0) as u64);
-                    let from = self.delivered.get(&sid).copied().unwrap_or(0).max(first - 1);
+                    let held = self.delivered.get(&sid).filter(|(epoch, _)| *epoch == row.epoch);
+                    let from = held.map_or(0, |(_, seq)| *seq).max(first - 1);
                     if from < last {
-                        events.extend(fetch(&sid, from, last)?);
-                        self.delivered.insert(sid, last);
+                        events.extend(match &row.ended {
+                            Some(ended) => ended_events(ended, from, last),
+                            None => fetch(&sid, row.epoch.as_deref(), from, last)?,
+                        });
+                        self.delivered.insert(sid, (row.epoch, last));
                     }
                 }
             }
@@ -304,6 +322,21 @@ impl Position {
         }
         Ok(())
     }
+}
+
+/// The events of a deleting change set's row (its changes inline) after `from`, up to `last`.
+fn ended_events(ended: &str, from: u64, last: u64) -> Vec<Emitted> {
+    let Ok(ended) = serde_json::from_str::<crate::apply::Ended>(ended) else {
+        tracing::warn!("postgres follower: an outbox row's ended changes do not parse");
+        return Vec::new();
+    };
+    let in_range = ended.changes.into_iter().filter(|c| c.seq > from && c.seq <= last);
+    in_range
+        .filter_map(|change| {
+            let event = SessionEvent::from_parts(&change.change_type, &change.payload)?;
+            Some(Emitted { event, session_metadata: ended.metadata.clone(), change: Some(change) })
+        })
+        .collect()
 }
 
 /// The event a change was recorded for.
@@ -333,7 +366,7 @@ mod tests {
 
     fn row(id: i64, session: &str, first_seq: i64, last_seq: i64, instance: &str) -> OutboxRow {
         let (session, instance) = (session.as_bytes().to_vec(), instance.to_string());
-        OutboxRow { id, session, first_seq, last_seq, instance }
+        OutboxRow { id, session, first_seq, last_seq, instance, epoch: None, ended: None }
     }
 
     /// One event per seq, naming its session and seq.
@@ -347,6 +380,7 @@ mod tests {
                     change_type: "session::deleted".into(),
                     payload: serde_json::Value::Null,
                     timestamp: 0,
+                    epoch: None,
                 }),
             })
             .collect()
@@ -388,7 +422,7 @@ mod tests {
                 let rows = query(&outbox, &position);
                 let mut events = Vec::new();
                 let outcome =
-                    position.advance(rows, "me", Instant::now(), &mut events, |s, f, l| {
+                    position.advance(rows, "me", Instant::now(), &mut events, |s, _, f, l| {
                         calls += 1;
                         if calls == failing_call {
                             return Err("the connection was terminated".into());

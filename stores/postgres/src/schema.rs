@@ -13,7 +13,9 @@
 //! its position on the active path (`NULL` off it), the row's `leaf` and `path_len`, and
 //! `projected`, the log chunk the rows reflect — written in the same transaction as each chunk by
 //! `project` (`entry_rows.rs`), trusted by a read only while `projected = version`, so a cold
-//! instance reads a page of a path without replaying the log (`read.rs`). Ids are `bytea`: a
+//! instance reads a page of a path without replaying the log (`read.rs`); (version 5) each outbox
+//! row's feed `epoch` and, for a change set that deleted its session (whose feed goes with it),
+//! its `ended` changes inline, so other instances still deliver them. Ids are `bytea`: a
 //! session or attachment id may hold any character, NUL included.
 
 use session_core::wire::ListOrder;
@@ -23,7 +25,7 @@ use tokio_postgres::Client;
 use super::db::db_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// How long an instance counts as following after it last renewed its presence (`follow.rs`
 /// renews it far more often).
@@ -117,6 +119,9 @@ BEGIN
     END IF;
 END $$;
 "#,
+    r#"
+ALTER TABLE {s}.outbox ADD COLUMN epoch text, ADD COLUMN ended text;
+"#,
 ];
 
 /// Whether `schema` may name our schema: lowercase ASCII letters, digits and `_`, not starting
@@ -151,8 +156,8 @@ pub struct Sql {
     pub append_chunk: String,
     /// [`Sql::append_chunk`]'s `$1`–`$8`, then `$9` the version and `$10` the entry rows'
     /// currency the writer decided on, `$11`–`$14` the entry rows to insert or replace (ids,
-    /// positions, classes, bodies), `$15`/`$16` the feed seqs for the outbox (`NULL`: no row) and
-    /// `$17` the instance: the whole plain append in one statement, which locks the session's row
+    /// positions, classes, bodies), `$15`/`$16` the feed seqs for the outbox (`NULL`: no row),
+    /// `$17` the instance and `$18` the feed's epoch: the whole plain append in one statement, which locks the session's row
     /// only if it is still at `$9`/`$10` and writes nothing otherwise → the chunk's n, the log's
     /// base (no row: the session moved, nothing was written).
     pub append_alone: String,
@@ -178,9 +183,10 @@ pub struct Sql {
     pub first_created_asc: String,
     pub first_created_desc: String,
     pub first_updated_desc: String,
-    /// `$1` sid, `$2` first seq, `$3` last seq, `$4` instance.
+    /// `$1` sid, `$2` first seq, `$3` last seq, `$4` instance, `$5` the feed's epoch, `$6` the
+    /// changes inline when the change set deleted its session (`NULL` otherwise).
     pub insert_outbox: String,
-    /// `$1` cursor, `$2` ids not seen yet → id, sid, first seq, last seq, instance.
+    /// `$1` cursor, `$2` ids not seen yet → id, sid, first seq, last seq, instance, epoch, ended.
     pub follow: String,
     /// Outbox rows older than every reader needs.
     pub trim_outbox: String,
@@ -293,8 +299,8 @@ impl Sql {
                  unnest($11::bytea[], $12::bigint[], $13::smallint[], $14::text[]) \
                  AS r(id, at, class, body) ON CONFLICT (session_id, entry_id) \
                  DO UPDATE SET pos = EXCLUDED.pos, class = EXCLUDED.class, body = EXCLUDED.body), \
-                 o AS (INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance) \
-                 SELECT $1, $15, $16, $17 FROM c WHERE $15::bigint IS NOT NULL) {move_row}"
+                 o AS (INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance, epoch) \
+                 SELECT $1, $15, $16, $17, $18 FROM c WHERE $15::bigint IS NOT NULL) {move_row}"
             ),
             position: format!(
                 "SELECT version, projected = version FROM {s}.sessions WHERE session_id = $1"
@@ -319,11 +325,11 @@ impl Sql {
             first_created_desc: first("created_at", "DESC"),
             first_updated_desc: first("updated_at", "DESC"),
             insert_outbox: format!(
-                "INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance) \
-                 VALUES ($1, $2, $3, $4)"
+                "INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance, epoch, ended) \
+                 VALUES ($1, $2, $3, $4, $5, $6)"
             ),
             follow: format!(
-                "SELECT id, session_id, first_seq, last_seq, instance FROM {s}.outbox \
+                "SELECT id, session_id, first_seq, last_seq, instance, epoch, ended FROM {s}.outbox \
                  WHERE id > $1 OR id = ANY($2) ORDER BY id"
             ),
             trim_outbox: format!("DELETE FROM {s}.outbox WHERE at < now() - interval '1 hour'"),

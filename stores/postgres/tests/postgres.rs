@@ -5,7 +5,8 @@
 //! test with restarts and instance switches; migrations under concurrency and a newer schema
 //! refused; two instances appending to one session at once; a terminated backend connection; a
 //! cold instance reading pages from the entry rows (`postgres/cold_reads.rs`); writes decided over
-//! a state another instance changed since (`postgres/decided_alone.rs`); an append's round trips.
+//! a state another instance changed since (`postgres/decided_alone.rs`); an append's round trips;
+//! a delete that leaves no row behind (`postgres/deleted.rs`).
 //! The worker's postgres tests (hot reload, events across instances, migrate) are the worker's
 //! (`host-native/tests/postgres.rs`).
 
@@ -14,6 +15,8 @@ mod cold_reads;
 mod common;
 #[path = "postgres/decided_alone.rs"]
 mod decided_alone;
+#[path = "postgres/deleted.rs"]
+mod deleted;
 
 use std::sync::Arc;
 
@@ -61,7 +64,8 @@ fn main() {
             race(&|| [open(), open()]).map_err(Failed::from)
         }));
     }
-    let tests: [(&str, DbTest); 8] = [
+    let tests: [(&str, DbTest); 9] = [
+        ("a_delete_leaves_no_row", deleted::a_delete_leaves_no_row),
         ("append_round_trips", append_round_trips),
         ("stale_decisions_are_taken_again", decided_alone::stale_decisions_are_taken_again),
         ("cold_instance_reads_rows", cold_reads::cold_instance_reads_rows),

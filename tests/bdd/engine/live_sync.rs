@@ -173,18 +173,13 @@ async fn offer(
             return Ok(());
         }
     };
-    let seq = event.seq;
-    let change = Change {
-        seq,
-        change_type: event.change_type,
-        payload: event.payload,
-        timestamp: event.timestamp,
-    };
+    let (seq, session) = (event.seq, event.session_id.clone());
+    let change = event.into_change();
     {
         let mut f = shared.lock().unwrap();
         f.delivered.push(seq);
-        if event.session_id != sid {
-            f.errors.push(format!("delivery of another session {}", event.session_id));
+        if session != sid {
+            f.errors.push(format!("delivery of another session {session}"));
             return Ok(());
         }
         match f.replica.apply(&change) {
@@ -436,12 +431,7 @@ async fn handler_received_changes(w: &mut SessionWorld, handler: String, ty: Str
     let got: Vec<Change> = got
         .into_iter()
         .inspect(|e| assert_eq!(e.session_id, sid, "a change of another session"))
-        .map(|e| Change {
-            seq: e.seq,
-            change_type: e.change_type,
-            payload: e.payload,
-            timestamp: e.timestamp,
-        })
+        .map(ChangedEvent::into_change)
         .collect();
     assert!(!expected.is_empty(), "the session has no {ty} change");
     assert_eq!(got.iter().collect::<Vec<_>>(), expected);
