@@ -77,8 +77,9 @@ pub trait Backend: Store + Send + Sync {
     /// listing or restart sees the disk as it is). May block.
     fn after_failed_flush(&self) {}
 
-    /// The feed retention replays keep (the worker's `feed_retention`).
-    fn set_feed_retention(&self, _retention: usize) {}
+    /// The feed retention replays keep (the worker's `feed_retention` and
+    /// `feed_retention_bytes`).
+    fn set_feed_retention(&self, _retention: crate::feed::Retention) {}
 
     /// Before a shutdown: saves what makes the next start fast (listing catalogs, checkpoints)
     /// and empties journals into their files. Everything acknowledged is durable already.

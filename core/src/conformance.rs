@@ -58,6 +58,7 @@ macro_rules! for_each_conformance_check {
             feed_failed_change_set_takes_no_seq => check_feed_failed_change_set_takes_no_seq,
             feed_retention_and_delete => check_feed_retention_and_delete,
             feed_append_delta => check_feed_append_delta,
+            feed_compacts_by_key => check_feed_compacts_by_key,
             indexed_path_reads => check_indexed_path_reads,
             indexed_list_pages => check_indexed_list_pages,
         }

@@ -46,6 +46,7 @@ pub const LIMITS: Limits = Limits {
     max_list_limit: 5,
     max_attachment_bytes: 64,
     feed_retention: 4,
+    feed_retention_bytes: crate::feed::DEFAULT_RETENTION_BYTES,
 };
 
 /// The reference host: a store from `make` driven through [`crate::catalog::dispatch`].

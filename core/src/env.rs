@@ -116,8 +116,10 @@ impl<R: Fn() -> u128> IdGen for RandomIds<R> {
     fn attachment_id(&self) -> String {
         self.next("a")
     }
+    /// 64 random bits are plenty to tell one session id's incarnations apart, and every feed
+    /// change carries the epoch: `f_` and 16 hex digits.
     fn epoch_id(&self) -> String {
-        self.next("f")
+        format!("f_{:016x}", (self.random)() as u64)
     }
 }
 
@@ -129,6 +131,8 @@ pub struct Limits {
     pub max_attachment_bytes: u64,
     /// Changes kept per session feed (`feed_retention`).
     pub feed_retention: usize,
+    /// Payload bytes kept per session feed (`feed_retention_bytes`).
+    pub feed_retention_bytes: u64,
 }
 
 impl Default for Limits {
@@ -138,11 +142,17 @@ impl Default for Limits {
             max_list_limit: 500,
             max_attachment_bytes: 52_428_800,
             feed_retention: crate::feed::DEFAULT_RETENTION,
+            feed_retention_bytes: crate::feed::DEFAULT_RETENTION_BYTES,
         }
     }
 }
 
 impl Limits {
+    /// The feed retention these limits set.
+    pub fn feed_retention(&self) -> crate::feed::Retention {
+        crate::feed::Retention { changes: self.feed_retention, bytes: self.feed_retention_bytes }
+    }
+
     /// `clamp(limit ?? default, 1, max)`.
     pub fn page_size(&self, requested: Option<usize>) -> usize {
         requested.unwrap_or(self.default_list_limit).clamp(1, self.max_list_limit.max(1))
@@ -164,7 +174,7 @@ impl Env<'_> {
         let creates = changes.iter().any(crate::feed::PendingChange::creates);
         crate::Write::Feed {
             timestamp: self.clock.now_ms(),
-            retention: self.limits.feed_retention,
+            retention: self.limits.feed_retention(),
             epoch: creates.then(|| self.ids.epoch_id()),
             changes,
         }

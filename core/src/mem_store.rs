@@ -248,7 +248,7 @@ impl Store for MemStore {
         limit: usize,
     ) -> Result<FeedPage, StoreError> {
         Ok(self.read(|i| {
-            i.sessions.get(session_id).map(|s| s.feed.page(after_seq, limit)).unwrap_or_default()
+            i.sessions.get(session_id).map(|s| s.feed_page(after_seq, limit)).unwrap_or_default()
         }))
     }
 

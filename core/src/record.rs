@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
-use crate::feed::Feed;
+use crate::feed::{Feed, KeptChange};
 use crate::path_index::PathIndex;
 use crate::wire::{Change, ContentBlock, MessageDelta, SessionEntry, SessionMeta};
 
@@ -59,6 +59,10 @@ pub struct LoggedChange {
     /// snapshot): the epoch it and every change after it belong to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epoch: Option<String>,
+    /// Only in a snapshot: the change is this entry's newest keyed one after compaction, served
+    /// as a `session::message-updated` of its current message (no payload is written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_of: Option<String>,
 }
 
 impl LoggedChange {
@@ -70,6 +74,29 @@ impl LoggedChange {
             payload: Some(change.payload.clone()),
             timestamp: change.timestamp,
             epoch: if opens_epoch { change.epoch.clone() } else { None },
+            current_of: None,
+        }
+    }
+
+    /// The snapshot line of a kept feed element (`epoch` of the feed when it opens it).
+    pub fn of_kept(kept: KeptChange<'_>, epoch: Option<&str>) -> Self {
+        let epoch = epoch.map(String::from);
+        match kept {
+            KeptChange::Change(change) => {
+                LoggedChange { epoch, ..LoggedChange::full(change, false) }
+            }
+            KeptChange::Current { seq, entry_id, timestamp } => LoggedChange {
+                seq,
+                change_type: crate::events::MESSAGE_UPDATED.into(),
+                payload: None,
+                timestamp,
+                epoch,
+                current_of: Some(entry_id.into()),
+            },
+            KeptChange::Compacted { first_seq, seq, timestamp } => {
+                let change = crate::feed::compacted_change(first_seq, seq, timestamp, None);
+                LoggedChange { epoch, ..LoggedChange::full(&change, false) }
+            }
         }
     }
 }
@@ -219,6 +246,13 @@ impl SessionState {
                 self.committed.insert(entry_id.clone());
             }
             Record::Settle => self.pending_legacy_append = false,
+            Record::Change { change } if change.current_of.is_some() => {
+                if let Some(epoch) = &change.epoch {
+                    self.feed.start_epoch(epoch.clone());
+                }
+                let entry_id = change.current_of.clone().unwrap_or_default();
+                self.feed.record_current(change.seq, entry_id, change.timestamp);
+            }
             Record::Change { change } => {
                 let payload = match &change.payload {
                     Some(payload) => Some(payload.clone()),
@@ -386,10 +420,50 @@ impl SessionState {
                 emit(Record::Settle);
             }
         }
-        let mut opens = true;
-        self.feed.kept().for_each(|c| {
-            emit(Record::Change { change: LoggedChange::full(c, opens) });
-            opens = false;
+        let mut epoch = self.feed.epoch();
+        self.feed.kept().for_each(|kept| {
+            emit(Record::Change { change: LoggedChange::of_kept(kept, epoch.take()) });
         });
+    }
+
+    /// A page of the feed ([`Feed::page`]), a compacted entry's newest change served with the
+    /// entry's current message.
+    pub fn feed_page(&self, after_seq: u64, limit: usize) -> crate::wire::FeedPage {
+        let read = |id: &str| Ok::<_, core::convert::Infallible>(self.entries.get(id).cloned());
+        match self.feed_page_with(after_seq, limit, read) {
+            Ok(page) => page,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`Self::feed_page`] with the entries read through `entry` (a store that keeps bodies
+    /// elsewhere, like the fs store's spilled sessions); its first error ends the page.
+    pub fn feed_page_with<E>(
+        &self,
+        after_seq: u64,
+        limit: usize,
+        mut entry: impl FnMut(&str) -> Result<Option<SessionEntry>, E>,
+    ) -> Result<crate::wire::FeedPage, E> {
+        let mut failed = None;
+        let page = self.feed.page(after_seq, limit, |entry_id, timestamp| {
+            let session_id = self.meta.as_ref()?.session_id.clone();
+            let read = entry(entry_id).map_err(|e| failed.get_or_insert(e)).ok()?;
+            let Some(SessionEntry::Message { message, revision, .. }) = read else {
+                return None;
+            };
+            let event = crate::wire::MessageUpdatedEvent {
+                session_id,
+                entry_id: entry_id.into(),
+                message,
+                revision,
+                origin: None,
+                timestamp,
+            };
+            serde_json::to_value(event).ok()
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(page),
+        }
     }
 }

@@ -141,6 +141,17 @@ impl Replica {
         if change.seq <= self.applied_seq {
             return Step::Duplicate;
         }
+        if change.change_type == crate::feed::COMPACTED {
+            // Superseded changes of entries whose newer change follows: nothing to apply, only
+            // seqs to pass (a run may start inside what is applied already).
+            let first =
+                change.payload.get("first_seq").and_then(Value::as_u64).unwrap_or(change.seq);
+            if first > self.applied_seq + 1 {
+                return Step::Gap { after_seq: self.applied_seq };
+            }
+            self.applied_seq = change.seq;
+            return Step::Applied;
+        }
         if first_seq != self.applied_seq + 1 || first_seq > change.seq {
             return Step::Gap { after_seq: self.applied_seq };
         }
@@ -506,11 +517,16 @@ mod tests {
         for change in &page.changes[..3] {
             assert_eq!(overlapping.apply(change), Step::Applied);
         }
+        // The page's third change is the run of superseded deltas 3..=4 (the feed compacted
+        // them: the entry's newer delta 5 follows), so the replica stands at 4.
+        assert_eq!(page.changes[2].change_type, crate::feed::COMPACTED);
         assert_eq!(
             overlapping.apply_range(3, &as_change(&merged)),
-            Step::Gap { after_seq: 3 },
+            Step::Gap { after_seq: 4 },
             "starts inside what is applied"
         );
+        assert_eq!(overlapping.apply(&page.changes[3]), Step::Applied, "the current message");
+        assert_eq!(overlapping.differs_from(&store.session_state("s")), None);
     }
 
     use super::*;

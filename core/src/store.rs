@@ -45,7 +45,7 @@ pub enum Write {
     /// session, whose feed starts this new epoch at seq 1.
     Feed {
         timestamp: i64,
-        retention: usize,
+        retention: crate::feed::Retention,
         epoch: Option<String>,
         changes: Vec<PendingChange>,
     },
@@ -354,6 +354,7 @@ pub fn plan_session_writes_in_place(
                     timestamp: change.timestamp,
                     // The epoch's first change names it; the ones after it are of the same.
                     epoch: if seq == 1 { change.epoch.clone() } else { None },
+                    current_of: None,
                 };
                 // What applying the record does (its payload rebuilt when derived), without
                 // building the payload a second time.

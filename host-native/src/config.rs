@@ -35,6 +35,11 @@ pub struct WorkerConfig {
     /// next write and by compaction, and a reader behind them gets `truncated: true`). At least 1.
     #[serde(default = "feed_retention")]
     pub feed_retention: usize,
+    /// Payload bytes kept per session for `session::changes` (the oldest changes go first; the
+    /// newest is always kept). Superseded message updates and deltas keep none (compaction by
+    /// key), so with this a session file stays near its live size.
+    #[serde(default = "feed_retention_bytes")]
+    pub feed_retention_bytes: u64,
 }
 
 /// The storage adapter, adjacently tagged `{ name, config }`.
@@ -54,6 +59,9 @@ fn default_list_limit() -> usize {
 }
 fn feed_retention() -> usize {
     Limits::default().feed_retention
+}
+fn feed_retention_bytes() -> u64 {
+    Limits::default().feed_retention_bytes
 }
 
 fn max_list_limit() -> usize {
@@ -76,6 +84,7 @@ impl Default for WorkerConfig {
             default_list_limit: default_list_limit(),
             max_list_limit: max_list_limit(),
             feed_retention: feed_retention(),
+            feed_retention_bytes: feed_retention_bytes(),
             max_attachment_bytes: max_attachment_bytes(),
         }
     }
@@ -161,6 +170,7 @@ impl WorkerConfig {
             max_list_limit: self.max_list_limit,
             max_attachment_bytes: self.max_attachment_bytes,
             feed_retention: self.feed_retention.max(1),
+            feed_retention_bytes: self.feed_retention_bytes,
         }
     }
 

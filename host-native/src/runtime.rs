@@ -121,7 +121,7 @@ impl Runtime {
     }
 
     /// The feed retention the store's replays keep (a bridge keeps no feed).
-    pub fn set_feed_retention(&self, retention: usize) {
+    pub fn set_feed_retention(&self, retention: session_core::feed::Retention) {
         self.store.set_feed_retention(retention);
     }
 

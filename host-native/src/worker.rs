@@ -78,7 +78,7 @@ impl Worker {
         limits: Limits,
         emitter: Emitter,
     ) -> Self {
-        runtime.set_feed_retention(limits.feed_retention);
+        runtime.set_feed_retention(limits.feed_retention());
         Worker {
             iii,
             url,
@@ -114,7 +114,7 @@ impl Worker {
 
     /// Swaps the runtime in; returns the previous one.
     pub fn swap_runtime(&self, runtime: Runtime) -> Arc<Runtime> {
-        runtime.set_feed_retention(self.limits().feed_retention);
+        runtime.set_feed_retention(self.limits().feed_retention());
         let mut slot = self.runtime.write().unwrap_or_else(|p| p.into_inner());
         std::mem::replace(&mut *slot, Arc::new(runtime))
     }
@@ -124,7 +124,7 @@ impl Worker {
     }
 
     pub fn set_limits(&self, limits: Limits) {
-        self.runtime().set_feed_retention(limits.feed_retention);
+        self.runtime().set_feed_retention(limits.feed_retention());
         *self.limits.write().unwrap_or_else(|p| p.into_inner()) = limits;
     }
 

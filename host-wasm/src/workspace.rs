@@ -40,6 +40,8 @@ pub(crate) struct WorkspaceOptions {
     max_attachment_bytes: Option<u64>,
     /// Changes kept per session feed (`session::changes`).
     feed_retention: Option<usize>,
+    /// Payload bytes kept per session feed.
+    feed_retention_bytes: Option<u64>,
 }
 
 /// What `simulationSteps` returns: the imported file's summary and the calls that rebuild it.
@@ -113,6 +115,9 @@ impl Workspace {
                 .max_attachment_bytes
                 .unwrap_or(defaults.max_attachment_bytes),
             feed_retention: options.feed_retention.unwrap_or(defaults.feed_retention).max(1),
+            feed_retention_bytes: options
+                .feed_retention_bytes
+                .unwrap_or(defaults.feed_retention_bytes),
         };
         let (manual, ids): (_, Box<dyn IdGen>) = if options.deterministic {
             (Some(ManualClock::new()), Box::new(SeqIds::new()))

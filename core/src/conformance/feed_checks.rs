@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use serde_json::json;
 
 use super::{apply, commit, ensure, eq, message_entry, sample_meta, st, Make};
-use crate::feed::PendingChange;
+use crate::feed::{PendingChange, Retention};
 use crate::store::{ChangeSet, Store, Write};
 use crate::wire::{ContentBlock, MessageDelta, SessionEntry};
 
@@ -19,12 +19,14 @@ fn known(change_type: &str, n: i64) -> PendingChange {
 }
 
 fn feed(timestamp: i64, retention: usize, changes: Vec<PendingChange>) -> Write {
+    let retention = Retention { changes: retention, ..Retention::default() };
     Write::Feed { timestamp, retention, epoch: None, changes }
 }
 
 /// A creating change set's feed write: it starts `epoch`.
 fn feed_in(epoch: &str, timestamp: i64, changes: Vec<PendingChange>) -> Write {
-    Write::Feed { timestamp, retention: 10, epoch: Some(epoch.into()), changes }
+    let retention = Retention { changes: 10, ..Retention::default() };
+    Write::Feed { timestamp, retention, epoch: Some(epoch.into()), changes }
 }
 
 fn seqs(store: &dyn Store, sid: &str, after: u64, limit: usize) -> Result<Vec<u64>, String> {
@@ -156,4 +158,60 @@ pub fn check_feed_append_delta(make: Make<'_>) -> Result<(), String> {
     eq(message.content().to_vec(), want, "the deltas landed in their blocks")?;
     eq(revision, 2, "the revision of the last delta")?;
     eq(st(s.get_meta("s"))?.map(|m| m.updated_at), Some(31), "updated_at of the last delta")
+}
+
+/// Compaction by key: an entry's superseded deltas are served as one `session::compacted` run and
+/// its newest as a `session::message-updated` of its current message, also after the store
+/// reloads them (a restarted store replays the same feed), and a replica rebuilt over them equals
+/// the stored session.
+pub fn check_feed_compacts_by_key(make: Make<'_>) -> Result<(), String> {
+    let s = make();
+    let created = PendingChange::Known {
+        change_type: crate::events::CREATED.into(),
+        payload: json!({"session_id": "s", "title": "", "description": "", "status": "idle",
+            "created_at": 1, "timestamp": 1}),
+    };
+    apply(&*s, "s", vec![Write::PutMeta(sample_meta("s", 1)), feed(1, 100, vec![created])])?;
+    let mut writes = commit(message_entry("e1", None, 2, "He"), false);
+    writes.push(feed(2, 100, vec![PendingChange::CommittedAppend]));
+    apply(&*s, "s", writes)?;
+    for (revision, text) in [(1, "l"), (2, "l"), (3, "o")] {
+        let delta = MessageDelta {
+            session_id: "s".into(),
+            entry_id: "e1".into(),
+            revision,
+            block_index: 0,
+            text: Some(text.into()),
+            thinking: None,
+        };
+        let at = 10 + revision as i64;
+        let writes = vec![
+            Write::AppendDelta { delta, at },
+            feed(at, 100, vec![PendingChange::AppliedDelta]),
+        ];
+        apply(&*s, "s", writes)?;
+    }
+    let page = st(s.changes("s", 0, 10))?;
+    let got: Vec<(u64, &str)> =
+        page.changes.iter().map(|c| (c.seq, c.change_type.as_str())).collect();
+    let want = vec![
+        (1, crate::events::CREATED),
+        (2, crate::events::MESSAGE_ADDED),
+        (4, crate::feed::COMPACTED),
+        (5, crate::events::MESSAGE_UPDATED),
+    ];
+    eq(got, want, "superseded deltas compact into a run, the newest is the current message")?;
+    eq(page.changes[2].payload.clone(), json!({"first_seq": 3}), "the run's first seq")?;
+    let current = &page.changes[3].payload;
+    eq(current["message"]["content"][0]["text"].clone(), json!("Hello"), "the current text")?;
+    eq(current["revision"].clone(), json!(3), "the current revision")?;
+    let mut replica = crate::replica::Replica::new("s");
+    for change in &page.changes {
+        let step = replica.apply(change);
+        ensure(step == crate::replica::Step::Applied, &alloc::format!("{change:?}: {step:?}"))?;
+    }
+    let mut state = crate::record::SessionState::default();
+    state.meta = st(s.get_meta("s"))?;
+    state.entries = st(s.list_entries("s"))?.into_iter().map(|e| (e.id().into(), e)).collect();
+    eq(replica.differs_from(&state), None, "the replica rebuilt over the compacted feed")
 }

@@ -52,6 +52,9 @@ pub enum StoreWrite {
     Feed {
         timestamp: i64,
         retention: usize,
+        /// Payload bytes kept (default `feed::DEFAULT_RETENTION_BYTES`).
+        #[serde(default = "default_retention_bytes")]
+        retention_bytes: u64,
         /// The change set creates the session: its feed starts this new epoch at seq 1.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         epoch: Option<String>,
@@ -156,7 +159,9 @@ impl StoreWrite {
             }
             StoreWrite::DeleteAttachments => Write::DeleteAttachments,
             StoreWrite::AppendDelta { delta, at } => Write::AppendDelta { delta, at },
-            StoreWrite::Feed { timestamp, retention, epoch, changes } => {
+            StoreWrite::Feed { timestamp, retention, retention_bytes, epoch, changes } => {
+                let retention =
+                    crate::feed::Retention { changes: retention, bytes: retention_bytes };
                 Write::Feed { timestamp, retention, epoch, changes }
             }
         })
@@ -188,7 +193,8 @@ impl From<&Write> for StoreWrite {
             }
             Write::Feed { timestamp, retention, epoch, changes } => StoreWrite::Feed {
                 timestamp: *timestamp,
-                retention: *retention,
+                retention: retention.changes,
+                retention_bytes: retention.bytes,
                 epoch: epoch.clone(),
                 changes: changes.clone(),
             },
@@ -216,4 +222,8 @@ impl From<ApplyResponse> for Applied {
             changes: response.changes,
         }
     }
+}
+
+fn default_retention_bytes() -> u64 {
+    crate::feed::DEFAULT_RETENTION_BYTES
 }

@@ -45,7 +45,7 @@ fn append_with_feed(store: &FsStore, sid: &str, n: u64) {
     let entry = message_entry(&format!("e{n}"), None, n as i64, TEXT);
     let feed = Write::Feed {
         timestamp: n as i64,
-        retention: session_core::feed::DEFAULT_RETENTION,
+        retention: session_core::feed::Retention::default(),
         epoch: None,
         changes: vec![session_core::feed::PendingChange::CommittedAppend],
     };

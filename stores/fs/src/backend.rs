@@ -58,7 +58,7 @@ impl Backend for FsStore {
         self.clean_failed_flushes();
     }
 
-    fn set_feed_retention(&self, retention: usize) {
+    fn set_feed_retention(&self, retention: session_core::feed::Retention) {
         FsStore::set_feed_retention(self, retention);
     }
 

@@ -287,7 +287,10 @@ impl Store for Inline<'_> {
         after_seq: u64,
         limit: usize,
     ) -> Result<FeedPage, StoreError> {
-        self.read(session_id, |l| l.state.feed.page(after_seq, limit))
+        let path = self.fs.ctx().log_path(session_id);
+        self.read(session_id, |l| {
+            l.state.feed_page_with(after_seq, limit, |id| l.spilled.body(&path, &l.state, id))
+        })?
     }
 
     /// An append to a cached session whose file is open: one `write` on this thread, the flush

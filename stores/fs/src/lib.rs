@@ -96,9 +96,9 @@ pub struct FsConfig {
     pub max_cached_sessions: usize,
     /// Files smaller than this are never compacted.
     pub compact_min_bytes: u64,
-    /// Changes of each session's feed a replay keeps (the worker sets its `feed_retention`;
-    /// writes trim to the retention they are given).
-    pub feed_retention: usize,
+    /// How much of each session's feed a replay keeps (the worker sets its `feed_retention` and
+    /// `feed_retention_bytes`; writes trim to the retention they are given).
+    pub feed_retention: session_core::feed::Retention,
     /// Sessions whose log reaches this many bytes keep their entries' bodies on disk and only
     /// stubs in memory (`spill.rs`); 0 spills every session (tests).
     pub spill_above: u64,
@@ -134,7 +134,7 @@ impl FsConfig {
             max_cached_sessions: default_max_cached_sessions(),
             compact_min_bytes: COMPACT_MIN_BYTES,
             spill_above: SPILL_ABOVE_BYTES,
-            feed_retention: session_core::feed::DEFAULT_RETENTION,
+            feed_retention: session_core::feed::Retention::default(),
             io: Arc::new(RealIo),
             journal_bytes: journal::MAX_CAP,
         }
@@ -163,6 +163,7 @@ pub struct FsStore {
     evicting: Mutex<()>,
     compactor: Compactor,
     feed_retention: std::sync::atomic::AtomicUsize,
+    feed_retention_bytes: AtomicU64,
     /// `fsync: group`: the data_dir's journal (dropped after the compactor, which may reset it).
     journal: Option<Arc<journal::JournalHandle>>,
 }
@@ -190,7 +191,8 @@ impl FsStore {
             attachments,
             tick: AtomicU64::new(0),
             evicting: Mutex::new(()),
-            feed_retention: std::sync::atomic::AtomicUsize::new(cfg.feed_retention),
+            feed_retention: std::sync::atomic::AtomicUsize::new(cfg.feed_retention.changes),
+            feed_retention_bytes: AtomicU64::new(cfg.feed_retention.bytes),
             compactor: Compactor::start(
                 &cfg.data_dir,
                 cfg.sync != SyncMode::Never,
@@ -206,9 +208,11 @@ impl FsStore {
         &self.cfg
     }
 
-    /// The feed retention replays keep from now on (a hot reload of `feed_retention`).
-    pub fn set_feed_retention(&self, retention: usize) {
-        self.feed_retention.store(retention.max(1), Ordering::Relaxed);
+    /// The feed retention replays keep from now on (a hot reload of `feed_retention` or
+    /// `feed_retention_bytes`).
+    pub fn set_feed_retention(&self, retention: session_core::feed::Retention) {
+        self.feed_retention.store(retention.changes.max(1), Ordering::Relaxed);
+        self.feed_retention_bytes.store(retention.bytes, Ordering::Relaxed);
     }
 
     /// Writes the catalog now (it is also written on drop).
@@ -265,7 +269,10 @@ impl FsStore {
             sync: self.cfg.sync,
             compact_min: self.cfg.compact_min_bytes,
             spill_above: self.cfg.spill_above,
-            feed_retention: self.feed_retention.load(Ordering::Relaxed),
+            feed_retention: session_core::feed::Retention {
+                changes: self.feed_retention.load(Ordering::Relaxed),
+                bytes: self.feed_retention_bytes.load(Ordering::Relaxed),
+            },
             io: &*self.cfg.io,
             journal: self.journal.as_deref().map(journal::JournalHandle::journal),
         }
@@ -616,7 +623,10 @@ impl Store for FsStore {
         after_seq: u64,
         limit: usize,
     ) -> Result<FeedPage, StoreError> {
-        self.read(session_id, |l| l.state.feed.page(after_seq, limit))
+        let path = self.ctx().log_path(session_id);
+        self.read(session_id, |l| {
+            l.state.feed_page_with(after_seq, limit, |id| l.spilled.body(&path, &l.state, id))
+        })?
     }
 
     fn path_locate(
@@ -703,19 +713,24 @@ mod tests {
     #[test]
     fn a_replay_keeps_only_the_retained_feed() {
         use session_core::feed::PendingChange;
+        use session_core::feed::Retention;
         let dir = tempfile::tempdir().expect("tempdir");
         let store = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("open");
         store.apply(&ChangeSet::new("s").with(Write::PutMeta(sample_meta("s", 1)))).expect("meta");
         for n in 0..40 {
             let change = PendingChange::Known { change_type: "t".into(), payload: n.into() };
-            let feed =
-                Write::Feed { timestamp: n, retention: 1000, epoch: None, changes: vec![change] };
+            let feed = Write::Feed {
+                timestamp: n,
+                retention: Retention::default(),
+                epoch: None,
+                changes: vec![change],
+            };
             store.apply(&ChangeSet::new("s").with(feed)).expect("feed");
         }
         assert_eq!(store.changes("s", 0, 100).expect("page").changes.len(), 40);
         drop(store);
         let mut cfg = FsConfig::new(dir.path()).sync(SyncMode::Never);
-        cfg.feed_retention = 8;
+        cfg.feed_retention = Retention { changes: 8, ..Retention::default() };
         let store = FsStore::open(cfg).expect("reopen");
         let page = store.changes("s", 0, 100).expect("page");
         assert_eq!((page.latest_seq, page.truncated), (40, true));

@@ -87,7 +87,7 @@ pub(crate) struct Ctx<'a> {
     /// Logs this large keep their entries' bodies on disk ([`spill`]).
     pub(crate) spill_above: u64,
     /// Changes a replay keeps per feed.
-    pub(crate) feed_retention: usize,
+    pub(crate) feed_retention: session_core::feed::Retention,
     pub(crate) io: &'a dyn FsIo,
     /// The data_dir's journal (`fsync: group`): appends are durable through it.
     pub(crate) journal: Option<&'a Arc<Journal>>,
@@ -197,8 +197,12 @@ impl Loaded {
                 let spans: Vec<spill::Span> =
                     set.spans.iter().map(|&(at, n)| (at as u64, n)).collect();
                 spilled.note(&mut state, set.records, &spans, spill);
-                // What the writes kept: the newest `feed_retention`, one once deleted.
-                let keep = if state.holds_session() { ctx.feed_retention } else { 1 };
+                // What the writes kept: the newest `feed_retention` (a tombstone an earlier
+                // version left after a delete: its one change).
+                let keep = match state.holds_session() {
+                    true => ctx.feed_retention,
+                    false => session_core::feed::Retention { changes: 1, bytes: 0 },
+                };
                 state.feed.trim(keep);
             })
             .map_err(|e| io_err("read", &path, &e))?;

@@ -51,7 +51,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use session_core::feed::MESSAGE_DELTA;
+use session_core::feed::{COMPACTED, MESSAGE_DELTA};
 use session_core::jsonl::{self, enc};
 use session_core::record::SessionState;
 use session_core::replica::{Replica, Step as ReplicaStep};
@@ -355,20 +355,50 @@ struct Observer {
 }
 
 impl Observer {
+    /// Records an observed change. One seen before must come back the same, except as the feed
+    /// compacts it: into a `session::compacted` run, or (a message update or delta) as the
+    /// `session::message-updated` of the same entry at a newer revision (the same one for a
+    /// delta: its message whole).
     fn see(&mut self, sid: &str, change: &Change, from: &str) -> R {
         let key = (sid.to_string(), change.epoch.clone(), change.seq);
-        if let Some(before) = self.seen.get(&key) {
-            prop_assert_eq!(
-                before,
-                change,
-                "{} seq {} came back different ({})",
-                sid,
-                change.seq,
-                from
-            );
-        } else {
+        let Some(before) = self.seen.get(&key) else {
             self.seen.insert(key, change.clone());
+            return Ok(());
+        };
+        if before == change {
+            return Ok(());
         }
+        let keyed = [MESSAGE_DELTA, "session::message-updated"];
+        let revision = |c: &Change| c.payload["revision"].as_u64();
+        let first = |c: &Change| c.payload["first_seq"].as_u64();
+        // A run only grows (a run ending at a seq may start earlier once more is compacted).
+        let compacted = change.change_type == COMPACTED
+            && (before.change_type != COMPACTED || first(change) <= first(before));
+        let current = keyed.contains(&before.change_type.as_str())
+            && change.change_type == "session::message-updated"
+            && before.payload["entry_id"] == change.payload["entry_id"]
+            // The same revision as a delta (its full state), a newer one than an update.
+            && match before.change_type == MESSAGE_DELTA {
+                true => revision(change) >= revision(before),
+                false => revision(change) > revision(before),
+            };
+        // A replay trims after the whole log, a write after its change set: a store that still
+        // holds an entry's older change serves its newest delta as the current message, one
+        // that dropped it as the delta itself.
+        let same_state = before.change_type == "session::message-updated"
+            && change.change_type == MESSAGE_DELTA
+            && before.payload["entry_id"] == change.payload["entry_id"]
+            && revision(change) == revision(before);
+        prop_assert!(
+            compacted || current || same_state,
+            "{} seq {} came back different ({}): {:?} then {:?}",
+            sid,
+            change.seq,
+            from,
+            before,
+            change
+        );
+        self.seen.insert(key, change.clone());
         Ok(())
     }
 
@@ -422,8 +452,14 @@ impl Observer {
             prop_assert_eq!(&page.epoch, &epoch, "{}: the epoch moved during a read", sid);
             prop_assert!(page.changes.len() <= PAGE);
             for change in &page.changes {
+                // A compacted run covers `first_seq..=seq`.
                 let want = kept.last().map_or(start + 1, |c| c.seq + 1);
-                prop_assert_eq!(change.seq, want, "{}: seqs not contiguous", sid);
+                let first = match change.change_type == COMPACTED {
+                    true => change.payload["first_seq"].as_u64().unwrap_or(0),
+                    false => change.seq,
+                };
+                prop_assert_eq!(first, want, "{}: seqs not contiguous", sid);
+                prop_assert!(first <= change.seq, "{}: a run that ends before it starts", sid);
                 kept.push(change.clone());
             }
             match page.next_after_seq {
@@ -974,8 +1010,18 @@ impl World {
         prop_assert_eq!(&on_fs.epoch, &follower.epoch, "{}: the feed's epoch", sid);
         prop_assert_eq!(&on_mem.epoch, &follower.epoch, "{}: the oracle's epoch", sid);
         let retention = self.limits.feed_retention as u64;
+        // At most `retention` kept (a compacted run is one), all of them while fewer seqs were
+        // ever recorded.
         let kept_mem = on_mem.kept.len();
-        prop_assert_eq!(kept_mem as u64, high.min(retention), "{} kept by the oracle", sid);
+        prop_assert!(kept_mem as u64 <= retention, "{}: the oracle keeps {}", sid, kept_mem);
+        prop_assert_eq!(kept_mem == 0, high == 0, "{}: the newest change is kept", sid);
+        if high <= retention {
+            let first = on_mem.kept.first().map(|c| match c.change_type == COMPACTED {
+                true => c.payload["first_seq"].as_u64().unwrap_or(0),
+                false => c.seq,
+            });
+            prop_assert!(first.is_none_or(|f| f == 1), "{}: trimmed below the retention", sid);
+        }
         if served_mem.meta.is_none() {
             // Deleted (or never created): nothing of it is left, its log file included (a torn,
             // never acknowledged re-creation may leave a log that holds nothing).
@@ -1129,7 +1175,10 @@ impl Store for Broken {
             Fault::Skip(seq) => page.changes.retain(|c| c.seq != seq),
             Fault::Forge(seq) => {
                 for change in page.changes.iter_mut().filter(|c| c.seq == seq) {
-                    change.payload["text"] = json!("forged");
+                    match change.payload.pointer_mut("/message/content/0/text") {
+                        Some(text) => *text = json!("forged"),
+                        None => change.payload["text"] = json!("forged"),
+                    }
                 }
             }
             Fault::Behind => page.latest_seq -= 1,
@@ -1166,7 +1215,8 @@ fn the_checks_catch_a_broken_feed() {
         copy.import_state("s", mem.session_state("s"));
         copy
     };
-    for fault in [Fault::Skip(2), Fault::Skip(4), Fault::Forge(3), Fault::Behind] {
+    // Seq 3 (delta "b") is compacted: served as a run; seq 4 as the message's current state.
+    for fault in [Fault::Skip(2), Fault::Skip(3), Fault::Skip(4), Fault::Forge(4), Fault::Behind] {
         let broken = Broken(inner(), fault);
         // A fresh observer: the feed alone must give the fault away.
         let mut fresh = Observer::default();

@@ -451,7 +451,7 @@ async fn append_chunk(
 
 /// The records a snapshot of `state` holds, about.
 fn snapshot_size(state: &SessionState) -> i64 {
-    (state.entries.len() + state.feed.kept().count() + 2) as i64
+    (state.entries.len() + state.feed.len() + 2) as i64
 }
 
 async fn write_attachments(

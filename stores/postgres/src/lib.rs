@@ -292,7 +292,7 @@ impl Store for PgStore {
     }
 
     fn changes(&self, sid: &str, after_seq: u64, limit: usize) -> Result<FeedPage, StoreError> {
-        self.with_state(sid, |s| s.feed.page(after_seq, limit))
+        self.with_state(sid, |s| s.feed_page(after_seq, limit))
     }
 
     fn path_locate(&self, sid: &str, leaf: &str, id: Option<&str>) -> Result<PathSpot, StoreError> {

@@ -338,6 +338,11 @@ struct Figures {
     /// Renames of the log seen (background compactions that finished).
     compactions: usize,
     log_final: u64,
+    /// The session's live size: its log's state as a snapshot without the feed (what
+    /// `export --snapshot` of it would hold, less the feed's lines).
+    live: u64,
+    /// The data_dir's journal file after the stream (`fsync: group`; one per data_dir, bounded).
+    journal: u64,
     /// The worker's file writes over the stream (log appends, compaction rewrites, anything else),
     /// its own log output excluded.
     worker_wrote: u64,
@@ -508,6 +513,12 @@ async fn stream(
         }
         f.log_final = len;
     }
+    if let Ok(bytes) = std::fs::read(&log) {
+        let (mut state, _) = session_core::jsonl::replay(&bytes);
+        state.feed = Default::default();
+        f.live = session_core::jsonl::encode_snapshot(&state).len() as u64;
+    }
+    f.journal = stat(&procs.data_dir().join(".session-journal")).map_or(0, |s| s.0);
     f.log_measured = growth.iter().flatten().count();
     f.log_appended = interpolate(&growth);
     must(iii, "engine::unregister_trigger", json!({"id": binding})).await;
@@ -788,6 +799,11 @@ async fn main() {
     row("log bytes appended (as if never compacted)", &rounds, 0, |f| f.log_appended);
     row("worker's file writes (log + compaction rewrites)", &rounds, 0, |f| f.worker_wrote as f64);
     row("log file after the stream", &rounds, 0, |f| f.log_final as f64);
+    row("the session's live size (its snapshot without the feed)", &rounds, 0, |f| f.live as f64);
+    row("log file after the stream / live size", &rounds, 2, |f| {
+        f.log_final as f64 / f.live.max(1) as f64
+    });
+    row("the data_dir's journal file (apart: one per data_dir)", &rounds, 0, |f| f.journal as f64);
     row("data_dir growth", &rounds, 0, |f| f.dir_growth as f64);
     row("background compactions seen (log renamed)", &rounds, 0, |f| f.compactions as f64);
     row("p50 per call (ms)", &rounds, 3, |f| pct(&f.lat, 0.5));
