@@ -123,6 +123,10 @@ impl Effects {
     /// A store-protocol write that carries attachment bytes.
     pub const STORE_WRITE_BYTES: Effects =
         Effects { attachments: Attachments::BytesInRequest, ..Effects::STORE_WRITE };
+    /// `session::erase`: deletes many sessions (each under its store's own lock) and their
+    /// attachment files.
+    pub const ERASE: Effects =
+        Effects { lock: LockKey::None, attachments: Attachments::Files, ..Effects::WRITE };
     /// Served by the host and changes its state (the configuration reload), no session lock.
     pub const HOST_WRITE: Effects = Effects { lock: LockKey::None, ..Effects::WRITE };
 }
@@ -475,6 +479,9 @@ extensions {
     "session::append-delta", Mutation / WRITE, AppendDeltaRequest => AppendDeltaResponse,
         "Append streamed text (or thinking) to a message's last text (thinking) block in O(delta); fires session::message-updated with the full message and records a compact session::message-delta change.",
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::append_delta::decide(v, e, r.clone())) };
+    "session::erase", Mutation / ERASE, EraseRequest => EraseResponse,
+        "Erase every trace of a session, or of every session whose metadata matches a filter (subset match, as session::list; all: true for an empty filter): entries, attachments, feed, and the store's journal and indexes. Fires session::deleted per session; answers how many sessions and bytes were erased.",
+        |s, e, r| ops::erase::run(s, e, r);
 }
 store_windows {
     "session::store::path-locate", StoreProtocol / READ, StorePathLocateRequest => StorePathSpot,

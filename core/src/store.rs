@@ -129,6 +129,13 @@ pub trait Store {
         let _ = (session_id, after_seq, limit);
         Err(StoreError::Unsupported("this store keeps no change feed".into()))
     }
+    /// After `session::erase` deleted `session_ids` (none when a rerun found nothing left):
+    /// removes what the store still holds of them outside their own rows or files — the fs
+    /// store's journal and catalog, postgres's outbox metadata. Nothing by default.
+    fn erase_traces(&self, session_ids: &[String]) -> Result<(), StoreError> {
+        let _ = session_ids;
+        Ok(())
+    }
     /// The length of the path root → `leaf` and where `entry_id` is on it. A broken chain is an
     /// error, as when walking it.
     fn path_locate(

@@ -28,6 +28,7 @@ pub mod changes;
 pub mod create;
 pub mod delete;
 pub mod ensure;
+pub mod erase;
 pub mod fork;
 pub mod get;
 pub mod get_message;

@@ -77,6 +77,9 @@ impl Store for Deferred<'_> {
         let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
         self.fs.apply_deferred(changes, &mut tickets)
     }
+    fn erase_traces(&self, session_ids: &[String]) -> Result<(), StoreError> {
+        self.fs.erase_traces(session_ids)
+    }
     fn changes(
         &self,
         session_id: &str,

@@ -222,6 +222,16 @@ impl FsStore {
 
     /// Syncs the session files the journal covers and empties it (`fsync: group`; before a
     /// shutdown: the data_dir then holds everything in its session files, as v1.0.32 reads it).
+    /// After an erasure ([`Store::erase_traces`]): the catalog rewritten without the erased
+    /// sessions' metas, and the journal rolled over and zeroed.
+    fn scrub(&self) -> Result<(), StoreError> {
+        self.flush_catalog()?;
+        match &self.journal {
+            Some(handle) => handle.journal().scrub(),
+            None => Ok(()),
+        }
+    }
+
     pub fn flush_journal(&self) -> Result<(), StoreError> {
         match &self.journal {
             Some(handle) => handle.journal().empty(),
@@ -615,6 +625,20 @@ impl Store for FsStore {
         let slot = self.slot(session_id);
         let _guard = lock(&slot.inner);
         self.attachments.list(session_id)
+    }
+
+    fn erase_traces(&self, session_ids: &[String]) -> Result<(), StoreError> {
+        // A rewrite or compaction a crash interrupted may have left a copy of the log beside it.
+        for sid in session_ids {
+            let log = self.ctx().log_path(sid);
+            for suffix in [".tmp", ".compact.tmp", ".ckpt", ".ckpt.tmp"] {
+                let mut stray = log.clone().into_os_string();
+                stray.push(suffix);
+                let stray = std::path::PathBuf::from(stray);
+                io::remove_file_if_exists(&*self.cfg.io, &stray)?;
+            }
+        }
+        self.scrub()
     }
 
     fn changes(

@@ -222,6 +222,19 @@ impl session_core::Backend for PgStore {
 }
 
 impl Store for PgStore {
+    /// The erased sessions' rows went with their deletes; what is left of them is the metadata
+    /// their deletions' outbox rows carry for other instances' binding filters.
+    fn erase_traces(&self, session_ids: &[String]) -> Result<(), StoreError> {
+        let sql = self.sql.clone();
+        let keys: Vec<Vec<u8>> = session_ids.iter().map(|s| s.as_bytes().to_vec()).collect();
+        self.db.run(move |client| async move {
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&keys];
+            db::execute(&client, "strip erased metadata", &sql.strip_ended_metadata, &params)
+                .await
+                .map(|_| ())
+        })
+    }
+
     fn get_meta(&self, sid: &str) -> Result<Option<SessionMeta>, StoreError> {
         let metas = self.rows(
             |s| &s.meta,

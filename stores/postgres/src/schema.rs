@@ -186,6 +186,9 @@ pub struct Sql {
     /// `$1` sid, `$2` first seq, `$3` last seq, `$4` instance, `$5` the feed's epoch, `$6` the
     /// changes inline when the change set deleted its session (`NULL` otherwise).
     pub insert_outbox: String,
+    /// `$1` erased session ids: their deletions' outbox rows keep the changes, not the metadata
+    /// (`session::erase`).
+    pub strip_ended_metadata: String,
     /// `$1` cursor, `$2` ids not seen yet → id, sid, first seq, last seq, instance, epoch, ended.
     pub follow: String,
     /// Outbox rows older than every reader needs.
@@ -327,6 +330,10 @@ impl Sql {
             insert_outbox: format!(
                 "INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance, epoch, ended) \
                  VALUES ($1, $2, $3, $4, $5, $6)"
+            ),
+            strip_ended_metadata: format!(
+                "UPDATE {s}.outbox SET ended = (ended::jsonb - 'metadata')::text \
+                 WHERE session_id = ANY($1) AND ended IS NOT NULL"
             ),
             follow: format!(
                 "SELECT id, session_id, first_seq, last_seq, instance, epoch, ended FROM {s}.outbox \

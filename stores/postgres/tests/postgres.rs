@@ -6,7 +6,7 @@
 //! refused; two instances appending to one session at once; a terminated backend connection; a
 //! cold instance reading pages from the entry rows (`postgres/cold_reads.rs`); writes decided over
 //! a state another instance changed since (`postgres/decided_alone.rs`); an append's round trips;
-//! a delete that leaves no row behind (`postgres/deleted.rs`).
+//! a delete and an erasure that leave no row behind (`postgres/deleted.rs`).
 //! The worker's postgres tests (hot reload, events across instances, migrate) are the worker's
 //! (`host-native/tests/postgres.rs`).
 
@@ -64,8 +64,9 @@ fn main() {
             race(&|| [open(), open()]).map_err(Failed::from)
         }));
     }
-    let tests: [(&str, DbTest); 9] = [
+    let tests: [(&str, DbTest); 10] = [
         ("a_delete_leaves_no_row", deleted::a_delete_leaves_no_row),
+        ("an_erased_tenant_leaves_no_row_behind", deleted::an_erased_tenant_leaves_no_row_behind),
         ("append_round_trips", append_round_trips),
         ("stale_decisions_are_taken_again", decided_alone::stale_decisions_are_taken_again),
         ("cold_instance_reads_rows", cold_reads::cold_instance_reads_rows),

@@ -402,6 +402,14 @@ impl Journal {
         Ok(())
     }
 
+    /// For an erasure: rolls over (every session file durable, every record void) and overwrites
+    /// what the records held with zeros, so no byte of an erased session stays in the journal.
+    pub(crate) fn scrub(&self) -> Result<(), StoreError> {
+        let mut st = lock(&self.st);
+        self.roll_over(&mut st)?;
+        recover::zero_fill(&*self.io, &self.file, &self.path, HEADER_LEN, st.cap)
+    }
+
     /// Stops the flusher thread and empties the journal.
     fn close(&self) {
         let waiting = {

@@ -65,3 +65,94 @@ pub fn a_delete_leaves_no_row(url: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Issue 37's byte scan on postgres: sessions holding the marker in their title, metadata,
+/// messages, deltas, updates, draft and an attachment, erased by a metadata filter, leave no row
+/// of any table of the schema holding it (as text or as bytes), while the session that was not
+/// erased is intact.
+pub fn an_erased_tenant_leaves_no_row_behind(url: &str) -> Result<(), String> {
+    let config = fresh_config(url);
+    let store = PgStore::open(&config)?;
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let message = |text: &str| json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1});
+    for sid in ["t1", "t2"] {
+        let metadata = json!({"owner": "u_1", "note": MARKER});
+        call(
+            &store,
+            &env,
+            "session::ensure",
+            json!({"session_id": sid, "title": MARKER, "metadata": metadata}),
+        )?;
+        call(
+            &store,
+            &env,
+            "session::append",
+            json!({"session_id": sid, "entry_id": "m", "message": message(MARKER)}),
+        )?;
+        for _ in 0..3 {
+            call(
+                &store,
+                &env,
+                "session::append-delta",
+                json!({"session_id": sid, "entry_id": "m", "text": MARKER}),
+            )?;
+        }
+        let content = json!([{"type": "text", "text": MARKER}]);
+        call(
+            &store,
+            &env,
+            "session::update-message",
+            json!({"session_id": sid, "entry_id": "m", "content": content}),
+        )?;
+        call(&store, &env, "session::set-draft", json!({"session_id": sid, "draft": MARKER}))?;
+        let data = "bXkgU1NOIGlzIDEyMy00NS02Nzg5";
+        let put = json!({"session_id": sid, "name": "n.txt", "mime": "text/plain", "data": data});
+        call(&store, &env, "session::put-attachment", put)?;
+    }
+    call(
+        &store,
+        &env,
+        "session::ensure",
+        json!({"session_id": "kept", "metadata": {"owner": "u_2"}}),
+    )?;
+    call(
+        &store,
+        &env,
+        "session::append",
+        json!({"session_id": "kept", "message": message("fine")}),
+    )?;
+    let kept = call(&store, &env, "session::messages", json!({"session_id": "kept"}))?;
+    let s = &config.schema;
+    let hex: String = MARKER.bytes().map(|b| format!("{b:02x}")).collect();
+    let holding = || -> Result<Vec<String>, String> {
+        let mut found = Vec::new();
+        for table in ["sessions", "log", "entries", "attachments", "outbox", "followers"] {
+            let rows = admin(
+                url,
+                &format!("SELECT coalesce(string_agg(t::text, ' '), '') FROM {s}.{table} t"),
+            )?;
+            let text = rows.concat();
+            if text.contains(MARKER) || text.contains(&hex) {
+                found.push(table.to_string());
+            }
+        }
+        Ok(found)
+    };
+    if holding()?.len() < 3 {
+        return Err(format!("the test wrote the marker into too few tables: {:?}", holding()?));
+    }
+    let erased = call(&store, &env, "session::erase", json!({"metadata": {"owner": "u_1"}}))?;
+    if erased["erased"] != 2 {
+        return Err(format!("erase answered {erased}"));
+    }
+    let left = holding()?;
+    if !left.is_empty() {
+        return Err(format!("tables still holding the marker: {left:?}"));
+    }
+    let after = call(&store, &env, "session::messages", json!({"session_id": "kept"}))?;
+    if after != kept {
+        return Err(format!("the kept session changed: {kept} → {after}"));
+    }
+    Ok(())
+}

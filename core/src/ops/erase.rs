@@ -1,0 +1,86 @@
+//! `session::erase` (extension): every session a `session_id` or a `metadata` filter names is
+//! deleted, each in its own transaction (so an interrupted erase resumes where it stopped: the
+//! sessions left still match), then the store removes what it holds of them elsewhere
+//! ([`Store::erase_traces`]). Each fires `session::deleted`. The CLI form runs the same steps
+//! with a progress bar ([`matching`], [`one`], [`Store::erase_traces`]).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::{delete, transact, Outcome};
+use crate::env::Env;
+use crate::error::{Result, SessionError};
+use crate::filter::metadata_matches;
+use crate::store::Store;
+use crate::wire::{DeleteRequest, EraseRequest, EraseResponse};
+
+/// The sessions `req` names, in id order; refuses a request that names none clearly.
+pub fn matching(store: &dyn Store, req: &EraseRequest) -> Result<Vec<String>> {
+    let filter = req.metadata.as_ref().filter(|m| !m.is_empty());
+    match (&req.session_id, filter) {
+        (Some(_), _) if req.metadata.is_some() || req.all => Err(SessionError::invalid_request(
+            "erase: give session_id alone, or a metadata filter (all: true for every session)",
+        )),
+        (Some(sid), _) => Ok(match store.get_meta(sid)? {
+            Some(_) => alloc::vec![sid.clone()],
+            None => Vec::new(),
+        }),
+        (None, None) if !req.all => Err(SessionError::invalid_request(
+            "erase: an empty filter names every session; give all: true to erase them all",
+        )),
+        (None, filter) => {
+            let metas = store.list_metas()?;
+            let mut ids: Vec<String> = metas
+                .into_iter()
+                .filter(|m| filter.is_none_or(|f| metadata_matches(f, m.metadata.as_ref())))
+                .map(|m| m.session_id)
+                .collect();
+            ids.sort_unstable();
+            Ok(ids)
+        }
+    }
+}
+
+/// Erases one session (its delete, one transaction): the outcome with its `session::deleted`,
+/// and the bytes it held (its meta and entries as JSON, its attachments' bytes).
+pub fn one(store: &dyn Store, env: &Env<'_>, session_id: &str) -> Result<(Outcome<()>, u64)> {
+    let bytes = held_bytes(store, session_id)?;
+    let req = DeleteRequest { session_id: session_id.into() };
+    let deleted =
+        transact(store, env, session_id, |view, env| delete::decide(view, env, req.clone()))?;
+    let erased = deleted.0.response.get("deleted").and_then(serde_json::Value::as_bool);
+    let bytes = if erased == Some(true) { bytes } else { 0 };
+    Ok((deleted.0.map(|_| ()), bytes))
+}
+
+/// The whole call: every matching session erased, then the store's traces of them.
+pub fn run(store: &dyn Store, env: &Env<'_>, req: EraseRequest) -> Result<Outcome<EraseResponse>> {
+    let ids = matching(store, &req)?;
+    let mut outcome = Outcome::silent(EraseResponse::default());
+    for sid in &ids {
+        let (deleted, bytes) = one(store, env, sid)?;
+        outcome.response.erased += u64::from(!deleted.events.is_empty());
+        outcome.response.bytes += bytes;
+        outcome.events.extend(deleted.events);
+    }
+    store.erase_traces(&ids)?;
+    Ok(outcome)
+}
+
+fn held_bytes(store: &dyn Store, session_id: &str) -> Result<u64> {
+    let mut bytes = 0;
+    if let Some(meta) = store.get_meta(session_id)? {
+        bytes += json_len(&meta);
+    }
+    for entry in store.list_entries(session_id)? {
+        bytes += json_len(&entry);
+    }
+    for attachment in store.list_attachments(session_id)? {
+        bytes += json_len(&attachment) + attachment.size;
+    }
+    Ok(bytes)
+}
+
+fn json_len<T: serde::Serialize>(value: &T) -> u64 {
+    serde_json::to_vec(value).map_or(0, |v| v.len() as u64)
+}

@@ -1,0 +1,94 @@
+//! Issue 37's byte scan on the fs store: sessions holding a marker text everywhere a session can
+//! hold text (messages, titles, metadata, attachments, drafts, deltas, updates), erased by a
+//! metadata filter through `session::erase`, leave no byte of it in any file under the data_dir,
+//! the journal and the catalog included, while the store runs and after it closed; the session
+//! that was not erased is intact.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use session_core::{catalog, Env, Limits, ManualClock, SeqIds};
+use session_store_fs::{FsConfig, FsStore, SyncMode};
+
+const MARKER: &str = "my SSN is 123-45-6789";
+
+/// Every file under `dir` whose bytes hold the marker.
+fn files_with_marker(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                if bytes.windows(MARKER.len()).any(|w| w == MARKER.as_bytes()) {
+                    found.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn an_erased_tenant_leaves_no_byte_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Group)).expect("open");
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let call = |id: &str, payload: Value| -> Value {
+        catalog::dispatch(&store, &env, id, payload).expect("in catalog").expect(id).response
+    };
+    let message = |text: &str| json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1});
+    let base64_marker = "bXkgU1NOIGlzIDEyMy00NS02Nzg5";
+    for sid in ["t1", "t2"] {
+        let metadata = json!({"owner": "u_1", "note": MARKER});
+        call("session::ensure", json!({"session_id": sid, "title": MARKER, "metadata": metadata}));
+        call(
+            "session::append",
+            json!({"session_id": sid, "entry_id": "m", "message": message(MARKER)}),
+        );
+        call(
+            "session::append",
+            json!({"session_id": sid, "entry_id": "r", "message": message("")}),
+        );
+        for _ in 0..3 {
+            call(
+                "session::append-delta",
+                json!({"session_id": sid, "entry_id": "r", "text": MARKER}),
+            );
+        }
+        let content = json!([{"type": "text", "text": format!("{MARKER} (edited)")}]);
+        call(
+            "session::update-message",
+            json!({"session_id": sid, "entry_id": "m", "content": content}),
+        );
+        call("session::set-draft", json!({"session_id": sid, "draft": MARKER}));
+        let put = json!({"session_id": sid, "name": "note.txt", "mime": "text/plain", "data": base64_marker});
+        call("session::put-attachment", put);
+    }
+    call("session::ensure", json!({"session_id": "kept", "metadata": {"owner": "u_2"}}));
+    call(
+        "session::append",
+        json!({"session_id": "kept", "entry_id": "k", "message": message("fine")}),
+    );
+    let kept_before = call("session::messages", json!({"session_id": "kept"}));
+    store.flush_catalog().expect("catalog written");
+    assert!(!files_with_marker(dir.path()).is_empty(), "the test wrote the marker");
+
+    let erased = call("session::erase", json!({"metadata": {"owner": "u_1"}}));
+    assert_eq!(erased["erased"], 2, "{erased}");
+    assert!(erased["bytes"].as_u64().unwrap_or(0) > 4 * MARKER.len() as u64, "{erased}");
+    assert_eq!(files_with_marker(dir.path()), Vec::<String>::new(), "while the store runs");
+    assert_eq!(call("session::messages", json!({"session_id": "kept"})), kept_before);
+    drop(store);
+    assert_eq!(files_with_marker(dir.path()), Vec::<String>::new(), "after it closed");
+    let store = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Group)).expect("reopen");
+    let listed = catalog::dispatch(&store, &env, "session::list", json!({}))
+        .expect("in catalog")
+        .expect("list")
+        .response;
+    assert_eq!(listed["sessions"].as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed["sessions"][0]["session_id"], "kept");
+}
