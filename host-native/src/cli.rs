@@ -90,4 +90,28 @@ pub enum Command {
         #[arg(long, default_value = "session_manager")]
         schema: String,
     },
+    /// Erase every trace of one session (`--session`) or of every session whose metadata holds
+    /// the `--metadata KEY=VALUE` pairs (`--all`: every session) from a data_dir or a database,
+    /// with a progress bar; resumable (rerun it after an interruption). No worker may have the
+    /// data_dir open meanwhile.
+    Erase {
+        /// Only this session.
+        #[arg(long, conflicts_with_all = ["metadata", "all"])]
+        session: Option<String>,
+        /// A metadata filter pair, `KEY=VALUE` (the value as JSON when it parses); repeatable.
+        #[arg(long, value_name = "KEY=VALUE")]
+        metadata: Vec<String>,
+        /// Erase every session (no filter).
+        #[arg(long, conflicts_with = "metadata")]
+        all: bool,
+        /// The data_dir to erase from (default as for export).
+        #[arg(long, conflicts_with = "postgres_url")]
+        data_dir: Option<String>,
+        /// Erase from this PostgreSQL database instead.
+        #[arg(long, value_name = "URL")]
+        postgres_url: Option<String>,
+        /// The PostgreSQL schema.
+        #[arg(long, default_value = "session_manager")]
+        schema: String,
+    },
 }

@@ -24,6 +24,7 @@ pub mod config;
 pub mod config_worker;
 pub mod emitter;
 pub mod engine_wait;
+pub mod erase;
 pub mod functions;
 pub mod locks;
 pub mod manifest;

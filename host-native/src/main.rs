@@ -3,7 +3,7 @@
 use clap::Parser;
 use session_manager::cli::{Cli, Command};
 use session_manager::config::{default_data_dir, resolve_data_dir};
-use session_manager::{boot, manifest, migrate, transfer};
+use session_manager::{boot, erase, manifest, migrate, transfer};
 
 /// Runs an offline export / import and prints one line per session moved.
 fn run_offline(command: Command) -> ! {
@@ -30,10 +30,40 @@ fn run_offline(command: Command) -> ! {
             transfer::import_files(&dir(data_dir), &files, replace)
         }
         Command::Migrate { from, to, schema } => run_migration(&from, &to, &schema),
+        Command::Erase { session, metadata, all, data_dir, postgres_url, schema } => {
+            run_erase(session, &metadata, all, data_dir, postgres_url, &schema)
+        }
     };
     match moved {
         Ok(moved) => {
             moved.iter().for_each(|m| println!("{m}"));
+            std::process::exit(0)
+        }
+        Err(e) => {
+            eprintln!("session-manager: {e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// `erase`: prints what it erased, exits 1 with the reason when it could not.
+fn run_erase(
+    session: Option<String>,
+    metadata: &[String],
+    all: bool,
+    data_dir: Option<String>,
+    postgres_url: Option<String>,
+    schema: &str,
+) -> ! {
+    let erased = (|| {
+        let req = erase::request(session, metadata, all)?;
+        let dir = data_dir.unwrap_or_else(default_data_dir);
+        let store = erase::open(&dir, postgres_url.as_deref(), schema)?;
+        erase::run(&*store, &req, false)
+    })();
+    match erased {
+        Ok(done) => {
+            println!("session-manager: erased {done}");
             std::process::exit(0)
         }
         Err(e) => {

@@ -55,13 +55,34 @@ pub fn one(store: &dyn Store, env: &Env<'_>, session_id: &str) -> Result<(Outcom
 
 /// The whole call: every matching session erased, then the store's traces of them.
 pub fn run(store: &dyn Store, env: &Env<'_>, req: EraseRequest) -> Result<Outcome<EraseResponse>> {
-    let ids = matching(store, &req)?;
+    run_with(store, env, &req, &mut |_| {})
+}
+
+/// How far an erase is, for a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// This many sessions match.
+    Matched(usize),
+    /// One more was erased.
+    Erased,
+}
+
+/// [`run`], telling `progress` how far it is.
+pub fn run_with(
+    store: &dyn Store,
+    env: &Env<'_>,
+    req: &EraseRequest,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Outcome<EraseResponse>> {
+    let ids = matching(store, req)?;
+    progress(Progress::Matched(ids.len()));
     let mut outcome = Outcome::silent(EraseResponse::default());
     for sid in &ids {
         let (deleted, bytes) = one(store, env, sid)?;
         outcome.response.erased += u64::from(!deleted.events.is_empty());
         outcome.response.bytes += bytes;
         outcome.events.extend(deleted.events);
+        progress(Progress::Erased);
     }
     store.erase_traces(&ids)?;
     Ok(outcome)
