@@ -130,6 +130,10 @@ impl Follower {
             })?;
             let page: ChangesResponse = serde_json::from_value(reply)
                 .map_err(|e| Error::Handler(format!("session::changes reply: {e}")))?;
+            if self.replica.enter_epoch(&page.epoch) {
+                eprintln!("the session was deleted (and maybe created again): starting over");
+                continue;
+            }
             if page.truncated {
                 eprintln!(
                     "changes after {} are no longer kept: snapshot",
@@ -159,28 +163,33 @@ impl Follower {
             let meta = self.call("session::store::get-meta", sid.clone()).await;
             let entries = self.call("session::store::list-entries", sid).await;
             let (Ok(meta), Ok(entries)) = (meta, entries) else { continue };
-            if self.latest_seq().await.ok() != Some(before) {
+            if self.latest_seq().await.ok().as_ref() != Some(&before) {
                 continue;
             }
             let meta: Option<SessionMeta> = serde_json::from_value(meta).unwrap_or(None);
             let entries: ListEntriesResponse =
                 serde_json::from_value(entries).unwrap_or(ListEntriesResponse { entries: vec![] });
+            let (before, epoch) = before;
             self.replica = Replica::from_snapshot(
                 self.session.clone(),
                 meta.as_ref(),
                 entries.entries,
                 before,
             );
+            self.replica.epoch = epoch;
             println!("{before} snapshot {} entries", self.replica.entries.len());
             return;
         }
         eprintln!("no consistent snapshot after 10 tries");
     }
 
-    async fn latest_seq(&self) -> Result<u64, Error> {
+    /// The feed's newest seq and its epoch.
+    async fn latest_seq(&self) -> Result<(u64, Option<String>), Error> {
         let payload = json!({"session_id": self.session, "after_seq": u64::MAX >> 1, "limit": 1});
         let reply = self.call("session::changes", payload).await?;
-        reply["latest_seq"].as_u64().ok_or_else(|| Error::Handler("no latest_seq".into()))
+        let seq =
+            reply["latest_seq"].as_u64().ok_or_else(|| Error::Handler("no latest_seq".into()))?;
+        Ok((seq, reply["epoch"].as_str().map(String::from)))
     }
 
     /// `<seq> <type>`, with the message's reassembled text for message changes.

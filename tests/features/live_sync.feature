@@ -128,8 +128,11 @@ Feature: live sync — the change feed, session::changed and append-delta
     When the store restarts
     And I call "session::get-message" with {"session_id": "s1", "entry_id": "a1"}
     Then the response field "entry.message.content" is [{"type": "text", "text": "A"}, {"type": "thinking", "text": "hmm"}, {"type": "text", "text": "B"}]
+    # The feed compacts the entry's superseded deltas into one run and serves the newest as the
+    # message's current state.
     When I call "session::changes" with {"session_id": "s1", "after_seq": 2}
-    Then the "payload.block_index" values at "changes" are "1, 1, 2"
+    Then the "type" values at "changes" are "session::compacted, session::message-updated"
+    And the "seq" values at "changes" are "4, 5"
 
   # Prevents: a stale writer's delta landing (optimistic concurrency like update-message).
   Scenario: append-delta with a stale expected_revision writes nothing

@@ -15,6 +15,7 @@ use cucumber::{then, when};
 use iii_sdk::protocol::TriggerRequest;
 use iii_sdk::{Error, IIIClient, RegisterFunction};
 use serde_json::{json, Value};
+use session_core::feed::{COMPACTED, MESSAGE_DELTA};
 use session_core::record::SessionState;
 use session_core::replica::{Replica, Step};
 use session_core::wire::api_store::ListEntriesResponse;
@@ -149,7 +150,14 @@ async fn catch_up(client: &IIIClient, sid: &str, shared: &Mutex<Follow>) -> Resu
         }
         for change in &page.changes {
             match f.replica.apply(change) {
-                Step::Applied => f.applied.push((change.seq, Source::Read)),
+                // A compacted run (`session::compacted`) brings every seq it covers.
+                Step::Applied => {
+                    let first = change.payload.get("first_seq").and_then(|s| s.as_u64());
+                    let first = first.filter(|_| change.change_type == COMPACTED);
+                    for seq in first.unwrap_or(change.seq)..=change.seq {
+                        f.applied.push((seq, Source::Read));
+                    }
+                }
                 other => f.errors.push(format!("read seq {}: {other:?}", change.seq)),
             }
         }
@@ -411,7 +419,9 @@ fn delivered_after_restart(w: &mut SessionWorld, name: String) {
 }
 
 /// What a plain handler bound to `session::changed` got is exactly the changes of `type` of the
-/// session (by seq, each once), as `session::changes` lists them.
+/// session (by seq, each once), as `session::changes` lists them — or, where the feed compacted
+/// them (an entry's superseded deltas and updates), as the runs and the entry's current message
+/// that cover their seqs.
 #[then(regex = r#"^handler "([^"]+)" received exactly the "([^"]+)" changes of "\$\{(\w+)\}"$"#)]
 async fn handler_received_changes(w: &mut SessionWorld, handler: String, ty: String, var: String) {
     let state = st(w);
@@ -420,7 +430,13 @@ async fn handler_received_changes(w: &mut SessionWorld, handler: String, ty: Str
     let page = state.harness.call("session::changes", payload, true).await.expect("changes");
     let page: ChangesResponse = serde_json::from_value(page).expect("a changes page");
     assert!(page.next_after_seq.is_none(), "one page holds the session's changes");
-    let expected: Vec<&Change> = page.changes.iter().filter(|c| c.change_type == ty).collect();
+    let keyed = [MESSAGE_DELTA, "session::message-updated"];
+    let compacted =
+        |c: &Change| c.change_type == COMPACTED || keyed.contains(&c.change_type.as_str());
+    let covered = |c: &Change| {
+        let first = c.payload.get("first_seq").and_then(|s| s.as_u64()).unwrap_or(c.seq);
+        first..=c.seq
+    };
     let mut got: Vec<ChangedEvent> = state
         .harness
         .received(&handler)
@@ -433,8 +449,21 @@ async fn handler_received_changes(w: &mut SessionWorld, handler: String, ty: Str
         .inspect(|e| assert_eq!(e.session_id, sid, "a change of another session"))
         .map(ChangedEvent::into_change)
         .collect();
-    assert!(!expected.is_empty(), "the session has no {ty} change");
-    assert_eq!(got.iter().collect::<Vec<_>>(), expected);
+    assert!(!got.is_empty(), "no {ty} change was delivered");
+    let mut seqs: Vec<u64> = got.iter().map(|c| c.seq).collect();
+    seqs.dedup();
+    assert_eq!(seqs.len(), got.len(), "a change delivered twice: {got:?}");
+    for change in &got {
+        assert_eq!(change.change_type, ty, "a change of another type: {change:?}");
+        let listed = page.changes.iter().find(|c| covered(c).contains(&change.seq));
+        match listed {
+            Some(listed) if listed.change_type == ty => assert_eq!(listed, change),
+            Some(listed) if ty == MESSAGE_DELTA || ty == "session::message-updated" => {
+                assert!(compacted(listed), "seq {} is listed as {listed:?}", change.seq)
+            }
+            other => panic!("seq {} delivered as {change:?}, listed as {other:?}", change.seq),
+        }
+    }
 }
 
 /// The full state a fresh read serves: the meta and every entry (every branch).
@@ -804,7 +833,8 @@ fn example_lines(text: &str) -> Vec<ExampleLine> {
 }
 
 /// Waits (30 s) until the example printed the session's latest seq; checks its lines: each seq
-/// once, in order, one past the one before except where it printed a snapshot (a jump forward);
+/// once, in order, one past the one before except where it printed a snapshot or a compacted
+/// run (a jump forward);
 /// the last text printed for the question and the answer of each of `turns` is the edited
 /// question and the whole streamed answer and thinking. Then stops it.
 async fn example_printed(
@@ -836,6 +866,10 @@ async fn example_printed(
     for (seq, change_type, _) in &lines {
         if change_type == "snapshot" {
             assert!(*seq > previous, "snapshot at {seq} after {previous}\n{notes}");
+        } else if change_type == COMPACTED {
+            // A run of superseded changes covers the seqs up to its own (the example's replica
+            // refuses one that starts past what it applied: a gap note instead).
+            assert!(*seq > previous, "a compacted run to {seq} after {previous}\n{notes}");
         } else {
             assert_eq!(*seq, previous + 1, "{change_type} after seq {previous}\n{notes}");
         }
