@@ -149,12 +149,12 @@ async fn catch_up(client: &IIIClient, sid: &str, shared: &Mutex<Follow>) -> Resu
             return Ok(());
         }
         for change in &page.changes {
+            let before = f.replica.applied_seq;
             match f.replica.apply(change) {
-                // A compacted run (`session::compacted`) brings every seq it covers.
+                // A compacted run (`session::compacted`) brings every seq it covers past what
+                // was applied (it may start inside it).
                 Step::Applied => {
-                    let first = change.payload.get("first_seq").and_then(|s| s.as_u64());
-                    let first = first.filter(|_| change.change_type == COMPACTED);
-                    for seq in first.unwrap_or(change.seq)..=change.seq {
+                    for seq in before + 1..=change.seq {
                         f.applied.push((seq, Source::Read));
                     }
                 }
