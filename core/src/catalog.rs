@@ -298,7 +298,9 @@ macro_rules! catalog {
      extensions { $( $xid:literal, $xkind:ident / $xeffects:ident, $XReq:ty => $XResp:ty,
         $xdesc:literal, |$xs:ident, $xe:ident, $xr:ident| $xbody:expr; )* }
      store_windows { $( $wid:literal, $wkind:ident / $weffects:ident, $WReq:ty => $WResp:ty,
-        $wdesc:literal, |$ws:ident, $we:ident, $wr:ident| $wbody:expr; )* }) => {
+        $wdesc:literal, |$ws:ident, $we:ident, $wr:ident| $wbody:expr; )* }
+     durable { $( $did:literal, $dkind:ident / $deffects:ident, $DReq:ty => $DResp:ty,
+        $ddesc:literal, |$ds:ident, $de:ident, $dr:ident| $dbody:expr; )* }) => {
         /// The seed's functions (v1.0.32's 41), in registration order: ids, schemas and
         /// descriptions exactly the reference's (`spec/agent-api-reference.json`).
         pub const OPERATIONS: &[Operation] = operations! { $(
@@ -307,13 +309,16 @@ macro_rules! catalog {
 
         /// Our additive functions, listed apart from the seed's: each has its own golden
         /// registration file under `spec/extensions/`, and a worker registers them unless it
-        /// runs seed-only. The store protocol's path windows and list pages are here only with
-        /// feature `store-windows` (a bridge's main serves them; the browser build leaves them
-        /// out).
+        /// runs seed-only. The store protocol's extensions (a whole change set, feed pages, path
+        /// windows, list pages) are here only with feature `store-windows` (a bridge's main
+        /// serves them; the browser build leaves them out), and erasure only with feature `durable` (what it erases beyond a delete is what
+        /// a durable store keeps elsewhere; the browser's in-memory workspace has none of it).
         pub const EXTENSIONS: &[Operation] = operations! {
             $( $xid, $xkind / $xeffects, $XReq => $XResp, $xdesc, |$xs, $xe, $xr| $xbody; )*
             $( #[cfg(feature = "store-windows")]
                $wid, $wkind / $weffects, $WReq => $WResp, $wdesc, |$ws, $we, $wr| $wbody; )*
+            $( #[cfg(feature = "durable")]
+               $did, $dkind / $deffects, $DReq => $DResp, $ddesc, |$ds, $de, $dr| $dbody; )*
         };
 
         /// Runs function `id` (seed or extension) on a JSON payload: decode, decide, apply,
@@ -334,6 +339,9 @@ macro_rules! catalog {
                 $( #[cfg(feature = "store-windows")]
                    $wid => Some(run!(store, env, payload, $weffects, $WReq => $WResp,
                     |$ws, $we, $wr| $wbody)), )*
+                $( #[cfg(feature = "durable")]
+                   $did => Some(run!(store, env, payload, $deffects, $DReq => $DResp,
+                    |$ds, $de, $dr| $dbody)), )*
                 _ => None,
             }
         }
@@ -467,23 +475,20 @@ seed {
         |s, e, r| sp::set_active_leaf(s, r).map(Outcome::silent);
 }
 extensions {
-    "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,
-        "Internal store protocol (extension): apply one session's whole change set atomically, so a bridged multi-write mutation lands all or nothing.",
-        |s, e, r| sp::apply(s, r).map(Outcome::silent);
-    "session::store::changes", StoreProtocol / READ, StoreChangesRequest => FeedPage,
-        "Internal store protocol (extension): one page of a session's change feed after a seq.",
-        |s, e, r| sp::changes(s, r).map(Outcome::silent);
     "session::changes", Read / READ, ChangesRequest => ChangesResponse,
         "A session's change feed after a seq, in seq order: every event its mutations fired, each with the session's next seq (no gaps, never reused). truncated: true means the changes after after_seq are no longer kept; reload and resume at latest_seq.",
         |s, e, r| ops::changes::decide(s, e, r).map(Outcome::silent);
     "session::append-delta", Mutation / WRITE, AppendDeltaRequest => AppendDeltaResponse,
         "Append streamed text (or thinking) to a message's last text (thinking) block in O(delta); fires session::message-updated with the full message and records a compact session::message-delta change.",
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::append_delta::decide(v, e, r.clone())) };
-    "session::erase", Mutation / ERASE, EraseRequest => EraseResponse,
-        "Erase every trace of a session, or of every session whose metadata matches a filter (subset match, as session::list; all: true for an empty filter): entries, attachments, feed, and the store's journal and indexes. Fires session::deleted per session; answers how many sessions and bytes were erased.",
-        |s, e, r| ops::erase::run(s, e, r);
 }
 store_windows {
+    "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,
+        "Internal store protocol (extension): apply one session's whole change set atomically, so a bridged multi-write mutation lands all or nothing.",
+        |s, e, r| sp::apply(s, r).map(Outcome::silent);
+    "session::store::changes", StoreProtocol / READ, StoreChangesRequest => FeedPage,
+        "Internal store protocol (extension): one page of a session's change feed after a seq.",
+        |s, e, r| sp::changes(s, r).map(Outcome::silent);
     "session::store::path-locate", StoreProtocol / READ, StorePathLocateRequest => StorePathSpot,
         "Internal store protocol (extension): the length of a session's path root → leaf and where an entry is on it, from the main's index in one call.",
         |s, e, r| sp::path_locate(s, r).map(Outcome::silent);
@@ -493,6 +498,11 @@ store_windows {
     "session::store::list-page", StoreProtocol / READ, StoreListPageRequest => StoreListPage,
         "Internal store protocol (extension): one ordered, filtered page of session metas (status, kinds, metadata) after a position, from the main's meta order in one call.",
         |s, e, r| sp::list_page(s, r).map(Outcome::silent);
+}
+durable {
+    "session::erase", Mutation / ERASE, EraseRequest => EraseResponse,
+        "Erase every trace of a session, or of every session whose metadata matches a filter (subset match, as session::list; all: true for an empty filter): entries, attachments, feed, and the store's journal and indexes. Fires session::deleted per session; answers how many sessions and bytes were erased.",
+        |s, e, r| ops::erase::run(s, e, r);
 }
 }
 
@@ -644,7 +654,7 @@ mod effects_tests {
     use super::*;
 
     /// The declared effects agree with the kinds: reads never write or lock, public mutations
-    /// lock their session (but `create`), store writes lock `session_id` or `meta.session_id`,
+    /// lock their session (but `create` and `erase`), store writes lock `session_id` or `meta.session_id`,
     /// and only the two `put-attachment` functions carry bytes.
     #[test]
     fn effects_agree_with_kinds() {
@@ -653,8 +663,11 @@ mod effects_tests {
             match op.kind {
                 OpKind::Read => assert!(!fx.writes && fx.lock == LockKey::None, "{}", op.id),
                 OpKind::Mutation => {
+                    // `create` names no session yet; `erase` deletes many, each in its own
+                    // transaction under its store's lock.
+                    let unlocked = ["session::create", "session::erase"];
                     let lock =
-                        if op.id == "session::create" { LockKey::None } else { LockKey::SessionId };
+                        if unlocked.contains(&op.id) { LockKey::None } else { LockKey::SessionId };
                     assert!(fx.writes && fx.lock == lock, "{}", op.id);
                 }
                 OpKind::StoreProtocol => {

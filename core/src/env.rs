@@ -119,7 +119,7 @@ impl<R: Fn() -> u128> IdGen for RandomIds<R> {
     /// 64 random bits are plenty to tell one session id's incarnations apart, and every feed
     /// change carries the epoch: `f_` and 16 hex digits.
     fn epoch_id(&self) -> String {
-        format!("f_{:016x}", (self.random)() as u64)
+        format!("f_{:016x}", (self.random)() >> 64)
     }
 }
 

@@ -12,7 +12,7 @@
 //! updates keeps one message, not 2,000. **Retention** keeps the newest `retention` changes and
 //! at most `retention_bytes` of their payloads (the newest change always).
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::Value;
@@ -56,19 +56,9 @@ fn key_of(change: &Change) -> Option<&str> {
     }
 }
 
-/// The bytes a payload takes as JSON (counted without building the text).
+/// The bytes a payload takes as JSON.
 fn json_len(value: &Value) -> u64 {
-    struct Sink<'a>(&'a mut u64);
-    impl core::fmt::Write for Sink<'_> {
-        fn write_str(&mut self, s: &str) -> core::fmt::Result {
-            *self.0 += s.len() as u64;
-            Ok(())
-        }
-    }
-    let mut n = 0u64;
-    // `Display` of a `Value` writes its compact JSON piece by piece.
-    let _ = core::fmt::write(&mut Sink(&mut n), format_args!("{value}"));
-    n
+    serde_json::to_vec(value).map_or(0, |v| v.len() as u64)
 }
 
 /// One element of the kept feed.
@@ -178,15 +168,27 @@ impl PendingChange {
 /// A session's feed: its epoch, the newest seq and the changes kept (the newest `retention`,
 /// compacted by key). Seqs count from 1 within an epoch; a re-created session id starts a new
 /// epoch (`None`: a feed written before epochs existed).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Feed {
     epoch: Option<String>,
     latest_seq: u64,
     kept: VecDeque<Kept>,
     /// The payload bytes of `kept`.
     bytes: u64,
-    /// Per entry, the seq of its newest keyed change kept.
-    keyed: BTreeMap<String, u64>,
+}
+
+/// Equal when they serve the same: a run of compacted seqs is one element after a snapshot's
+/// replay and one per seq as it was compacted.
+impl PartialEq for Feed {
+    fn eq(&self, other: &Self) -> bool {
+        fn served(feed: &Feed) -> Vec<KeptChange<'_>> {
+            let mut kept = Vec::new();
+            feed.each_kept(0, usize::MAX, |k| kept.push(k));
+            kept
+        }
+        (&self.epoch, self.latest_seq, self.bytes) == (&other.epoch, other.latest_seq, other.bytes)
+            && served(self) == served(other)
+    }
 }
 
 impl Feed {
@@ -213,17 +215,31 @@ impl Feed {
         self.latest_seq == 0
     }
 
-    /// The elements kept, oldest first (a snapshot writes them).
-    pub fn kept(&self) -> impl Iterator<Item = KeptChange<'_>> {
-        self.kept.iter().map(|k| match k {
-            Kept::Change(c, _) => KeptChange::Change(c),
-            Kept::Current { seq, entry_id, timestamp } => {
-                KeptChange::Current { seq: *seq, entry_id, timestamp: *timestamp }
-            }
-            Kept::Compacted { first_seq, seq, timestamp } => {
-                KeptChange::Compacted { first_seq: *first_seq, seq: *seq, timestamp: *timestamp }
-            }
-        })
+    /// At most `limit` of the elements kept from position `start` on, oldest first, adjacent
+    /// compacted runs joined into one (what a page serves and a snapshot writes).
+    pub fn each_kept<'a>(&'a self, start: usize, limit: usize, mut f: impl FnMut(KeptChange<'a>)) {
+        let (mut at, mut served) = (start, 0);
+        while served < limit {
+            let Some(element) = self.kept.get(at) else { break };
+            at += 1;
+            served += 1;
+            f(match element {
+                Kept::Change(c, _) => KeptChange::Change(c),
+                Kept::Current { seq, entry_id, timestamp } => {
+                    KeptChange::Current { seq: *seq, entry_id, timestamp: *timestamp }
+                }
+                Kept::Compacted { first_seq, seq, timestamp } => {
+                    let (mut seq, mut timestamp) = (*seq, *timestamp);
+                    while let Some(Kept::Compacted { seq: next, timestamp: at_next, .. }) =
+                        self.kept.get(at)
+                    {
+                        (seq, timestamp) = (*next, *at_next);
+                        at += 1;
+                    }
+                    KeptChange::Compacted { first_seq: *first_seq, seq, timestamp }
+                }
+            });
+        }
     }
 
     /// How many elements are kept.
@@ -258,12 +274,15 @@ impl Feed {
             let bytes = json_len(&change.payload);
             return self.push(Kept::Change(change, bytes));
         };
-        let (seq, timestamp) = (change.seq, change.timestamp);
-        match self.keyed.insert(key.clone(), seq) {
-            Some(older) if self.compact(older) => {
+        // The entry's newer keyed change is usually the one right before (a stream): look back.
+        let older = self.kept.iter().rposition(|k| k.key() == Some(key.as_str()));
+        match older {
+            Some(at) => {
+                self.compact(at);
+                let (seq, timestamp) = (change.seq, change.timestamp);
                 self.push(Kept::Current { seq, entry_id: key, timestamp });
             }
-            _ => {
+            None => {
                 let bytes = json_len(&change.payload);
                 self.push(Kept::Change(change, bytes));
             }
@@ -276,7 +295,6 @@ impl Feed {
             return;
         }
         self.latest_seq = seq;
-        self.keyed.insert(entry_id.clone(), seq);
         self.push(Kept::Current { seq, entry_id, timestamp });
     }
 
@@ -285,30 +303,13 @@ impl Feed {
         self.kept.push_back(kept);
     }
 
-    /// Compacts the element at `seq` (an entry's older keyed change) into a run, joined with the
-    /// runs beside it. False when it is no longer kept.
-    fn compact(&mut self, seq: u64) -> bool {
-        let at = self.kept.partition_point(|k| k.seq() < seq);
-        let Some(element) = self.kept.get_mut(at).filter(|k| k.seq() == seq) else {
-            return false;
-        };
+    /// Compacts the element at `at` (an entry's older keyed change) into a run of its own seq;
+    /// adjacent runs are joined where they are served ([`Self::each_kept`]).
+    fn compact(&mut self, at: usize) {
+        let Some(element) = self.kept.get_mut(at) else { return };
         self.bytes -= element.bytes();
-        let timestamp = element.timestamp();
-        *element = Kept::Compacted { first_seq: seq, seq, timestamp };
-        let mut at = at;
-        if let Some(Kept::Compacted { first_seq, .. }) = at.checked_sub(1).map(|i| &self.kept[i]) {
-            let first_seq = *first_seq;
-            self.kept.remove(at);
-            at -= 1;
-            self.kept[at] = Kept::Compacted { first_seq, seq, timestamp };
-        }
-        if let Some(Kept::Compacted { seq: last, timestamp: newest, .. }) = self.kept.get(at + 1) {
-            let (last, newest) = (*last, *newest);
-            let first_seq = self.kept[at].first_seq();
-            self.kept.remove(at + 1);
-            self.kept[at] = Kept::Compacted { first_seq, seq: last, timestamp: newest };
-        }
-        true
+        let (seq, timestamp) = (element.seq(), element.timestamp());
+        *element = Kept::Compacted { first_seq: element.first_seq(), seq, timestamp };
     }
 
     /// Keeps the newest `retention.changes` elements and at most `retention.bytes` of payload
@@ -318,11 +319,6 @@ impl Feed {
         while self.kept.len() > keep || (self.kept.len() > 1 && self.bytes > retention.bytes) {
             let Some(gone) = self.kept.pop_front() else { break };
             self.bytes -= gone.bytes();
-            if let Some(key) = gone.key() {
-                if self.keyed.get(key) == Some(&gone.seq()) {
-                    self.keyed.remove(key);
-                }
-            }
         }
     }
 
@@ -347,28 +343,27 @@ impl Feed {
             };
         }
         let start = self.kept.partition_point(|k| k.seq() <= after_seq);
-        let changes = self
-            .kept
-            .iter()
-            .skip(start)
-            .take(limit)
-            .map(|k| match k {
-                Kept::Change(c, _) => c.clone(),
-                Kept::Current { seq, entry_id, timestamp } => match current(entry_id, *timestamp) {
-                    Some(payload) => Change {
-                        seq: *seq,
-                        change_type: crate::events::MESSAGE_UPDATED.into(),
-                        payload,
-                        timestamp: *timestamp,
-                        epoch: epoch.map(String::from),
-                    },
-                    None => compacted_change(*seq, *seq, *timestamp, epoch),
-                },
-                Kept::Compacted { first_seq, seq, timestamp } => {
-                    compacted_change(*first_seq, *seq, *timestamp, epoch)
+        let mut changes = Vec::new();
+        self.each_kept(start, limit, |kept| {
+            changes.push(match kept {
+                KeptChange::Change(c) => c.clone(),
+                KeptChange::Current { seq, entry_id, timestamp } => {
+                    match current(entry_id, timestamp) {
+                        Some(payload) => Change {
+                            seq,
+                            change_type: crate::events::MESSAGE_UPDATED.into(),
+                            payload,
+                            timestamp,
+                            epoch: epoch.map(String::from),
+                        },
+                        None => compacted_change(seq, seq, timestamp, epoch),
+                    }
+                }
+                KeptChange::Compacted { first_seq, seq, timestamp } => {
+                    compacted_change(first_seq, seq, timestamp, epoch)
                 }
             })
-            .collect();
+        });
         FeedPage {
             epoch: self.epoch.clone(),
             changes,
@@ -482,7 +477,7 @@ mod tests {
                 (7, "t".into(), Value::Null),
             ]
         );
-        assert_eq!(feed.len(), 5);
+        assert_eq!(feed.len(), 7, "one element per seq: runs join where they are served");
         assert_eq!(feed.bytes(), 8, "only the two plain changes' payloads (null) are kept");
         let after = page(&feed, 3, 50).changes;
         assert_eq!(after[0].seq, 4, "a run that ends after after_seq is served");

@@ -421,7 +421,7 @@ impl SessionState {
             }
         }
         let mut epoch = self.feed.epoch();
-        self.feed.kept().for_each(|kept| {
+        self.feed.each_kept(0, usize::MAX, |kept| {
             emit(Record::Change { change: LoggedChange::of_kept(kept, epoch.take()) });
         });
     }

@@ -370,10 +370,9 @@ impl Observer {
         }
         let keyed = [MESSAGE_DELTA, "session::message-updated"];
         let revision = |c: &Change| c.payload["revision"].as_u64();
-        let first = |c: &Change| c.payload["first_seq"].as_u64();
-        // A run only grows (a run ending at a seq may start earlier once more is compacted).
-        let compacted = change.change_type == COMPACTED
-            && (before.change_type != COMPACTED || first(change) <= first(before));
+        // A run ending at a seq starts where the page reading it started, or earlier once more
+        // is compacted before it.
+        let compacted = change.change_type == COMPACTED;
         let current = keyed.contains(&before.change_type.as_str())
             && change.change_type == "session::message-updated"
             && before.payload["entry_id"] == change.payload["entry_id"]
