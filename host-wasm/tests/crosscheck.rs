@@ -18,11 +18,12 @@ fn js(value: &Value) -> JsValue {
 
 struct WasmHost(Workspace);
 
-/// An event of `call` as the envelope every host digests: without `seq` and `change`, which
-/// every mutation's event carries here (MemStore keeps a feed).
+/// An event of `call` as the envelope every host digests: without `seq`, `epoch` and `change`,
+/// which every mutation's event carries here (MemStore keeps a feed).
 fn envelope(mut event: Value) -> Value {
     let fields = event.as_object_mut().expect("an event is an object");
     assert!(fields.remove("seq").is_some_and(|seq| seq.as_u64() > Some(0)), "an event without seq");
+    assert!(fields.remove("epoch").is_some_and(|e| e.is_string()), "an event without its epoch");
     fields.remove("change");
     event
 }
