@@ -19,6 +19,7 @@ const FIXTURE_LIMITS: Limits = Limits {
     max_list_limit: 5,
     max_attachment_bytes: 64,
     feed_retention: 4,
+    feed_retention_bytes: session_core::feed::DEFAULT_RETENTION_BYTES,
 };
 
 /// How many ids of each kind a `SeqIds` has handed out.
@@ -99,12 +100,7 @@ impl Fixture {
     /// a sibling branch e_005 under e_001, an attachment a_001 referenced by e_006 (under e_005) and
     /// parked in the draft, the leaf moved back to e_004; `s_001`: a fork of `s1` at e_002.
     pub fn build() -> Self {
-        let limits = Limits {
-            default_list_limit: 3,
-            max_list_limit: 5,
-            max_attachment_bytes: 64,
-            feed_retention: 4,
-        };
+        let limits = FIXTURE_LIMITS;
         let f = Fixture {
             store: MemStore::new(),
             clock: ManualClock::new(),
