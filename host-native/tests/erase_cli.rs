@@ -2,6 +2,8 @@
 //! it leaves each session erased or untouched; the rerun finishes, and then no file of the
 //! data_dir holds the erased sessions' text while the other tenant's sessions are intact.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -22,21 +24,7 @@ fn session_files(dir: &Path) -> usize {
 }
 
 fn holds_marker(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(at) = todo.pop() {
-        for entry in std::fs::read_dir(&at).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if std::fs::read(&path)
-                .is_ok_and(|b| b.windows(MARKER.len()).any(|w| w == MARKER.as_bytes()))
-            {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    found
+    common::files_holding(dir, MARKER)
 }
 
 #[test]

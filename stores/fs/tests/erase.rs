@@ -4,6 +4,8 @@
 //! the journal and the catalog included, while the store runs and after it closed; the session
 //! that was not erased is intact.
 
+mod common;
+
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -12,23 +14,8 @@ use session_store_fs::{FsConfig, FsStore, SyncMode};
 
 const MARKER: &str = "my SSN is 123-45-6789";
 
-/// Every file under `dir` whose bytes hold the marker.
 fn files_with_marker(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(at) = todo.pop() {
-        for entry in std::fs::read_dir(&at).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                if bytes.windows(MARKER.len()).any(|w| w == MARKER.as_bytes()) {
-                    found.push(path.display().to_string());
-                }
-            }
-        }
-    }
-    found
+    common::files_holding(dir, MARKER)
 }
 
 #[test]

@@ -10,6 +10,26 @@ use session_core::conformance::{attachment_meta, custom_entry, message_entry, sa
 use session_core::wire::{SessionEntry, SessionMeta};
 use session_core::{Store, Write};
 
+/// Every file under `dir` (recursively) whose bytes hold `marker`: what an erasure must leave
+/// none of.
+pub fn files_holding(dir: &Path, marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for entry in fs::read_dir(&at).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if fs::read(&path)
+                .is_ok_and(|b| b.windows(marker.len()).any(|w| w == marker.as_bytes()))
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
 /// Copies a directory tree (fixtures are copied before a store may repair or compact them).
 pub fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).expect("create");
