@@ -48,8 +48,8 @@ pub fn one(store: &dyn Store, env: &Env<'_>, session_id: &str) -> Result<(Outcom
     let req = DeleteRequest { session_id: session_id.into() };
     let deleted =
         transact(store, env, session_id, |view, env| delete::decide(view, env, req.clone()))?;
-    let erased = deleted.0.response.get("deleted").and_then(serde_json::Value::as_bool);
-    let bytes = if erased == Some(true) { bytes } else { 0 };
+    // A delete that found the session fires its `session::deleted` (what `run_with` counts).
+    let bytes = if deleted.0.events.is_empty() { 0 } else { bytes };
     Ok((deleted.0.map(|_| ()), bytes))
 }
 
