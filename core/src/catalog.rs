@@ -127,6 +127,8 @@ impl Effects {
     /// attachment files.
     pub const ERASE: Effects =
         Effects { lock: LockKey::None, attachments: Attachments::Files, ..Effects::WRITE };
+    /// `session::sweep`: removes the sessions that are due, each under its store's own lock.
+    pub const SWEEP: Effects = Effects::ERASE;
     /// Served by the host and changes its state (the configuration reload), no session lock.
     pub const HOST_WRITE: Effects = Effects { lock: LockKey::None, ..Effects::WRITE };
 }
@@ -481,6 +483,24 @@ extensions {
     "session::append-delta", Mutation / WRITE, AppendDeltaRequest => AppendDeltaResponse,
         "Append streamed text (or thinking) to a message's last text (thinking) block in O(delta); fires session::message-updated with the full message and records a compact session::message-delta change.",
         |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::append_delta::decide(v, e, r.clone())) };
+    "session::trash", Mutation / WRITE, TrashRequest => TrashResponse,
+        "Move a session to the trash: it keeps everything it holds but no read or list sees it until session::restore; purged after trash_retention_secs. Fires session::deleted.",
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::trash::trash(v, e, r.clone())) };
+    "session::restore", Mutation / WRITE, RestoreRequest => RestoreResponse,
+        "Bring a trashed session back exactly as it was; fires session::created (the feed starts a new epoch).",
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, _| ops::trash::restore(v, r.clone())) };
+    "session::list-trash", Read / READ, ListTrashRequest => ListTrashResponse,
+        "List the sessions in the trash, newest trashed first, with when each is purged; metadata filter as session::list.",
+        |s, e, r| ops::trash::list(s, e, r).map(Outcome::silent);
+    "session::set-expiry", Mutation / WRITE, SetExpiryRequest => SetExpiryResponse,
+        "Set (or clear with null) when a session is deleted: expires_at in milliseconds since the epoch. Swept by the worker in the background and at start; event-silent until the sweep fires session::deleted.",
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, _| ops::expiry::set(v, r.clone())) };
+    "session::lifecycle", Read / READ, LifecycleRequest => Option<LifecycleResponse>,
+        "Read a session's lifecycle: expires_at, and trashed_at / purge_at while it is in the trash (null when unknown).",
+        |s, e, r| ops::expiry::read(s, e, r).map(Outcome::silent);
+    "session::sweep", Mutation / SWEEP, SweepRequest => SweepResponse,
+        "Delete every session whose expires_at has passed and purge every session trashed longer than trash_retention_secs (the worker runs this itself every second); answers how many of each.",
+        |s, e, r| ops::sweep::run(s, e, r);
 }
 store_windows {
     "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,
@@ -498,6 +518,9 @@ store_windows {
     "session::store::list-page", StoreProtocol / READ, StoreListPageRequest => StoreListPage,
         "Internal store protocol (extension): one ordered, filtered page of session metas (status, kinds, metadata) after a position, from the main's meta order in one call.",
         |s, e, r| sp::list_page(s, r).map(Outcome::silent);
+    "session::store::lifecycles", StoreProtocol / READ, StoreLifecyclesRequest => StoreLifecycles,
+        "Internal store protocol (extension): the lifecycle (trash, expiry) of one session, or of every session that has one.",
+        |s, e, r| sp::lifecycles(s, r).map(Outcome::silent);
 }
 durable {
     "session::erase", Mutation / ERASE, EraseRequest => EraseResponse,
@@ -665,7 +688,7 @@ mod effects_tests {
                 OpKind::Mutation => {
                     // `create` names no session yet; `erase` deletes many, each in its own
                     // transaction under its store's lock.
-                    let unlocked = ["session::create", "session::erase"];
+                    let unlocked = ["session::create", "session::erase", "session::sweep"];
                     let lock =
                         if unlocked.contains(&op.id) { LockKey::None } else { LockKey::SessionId };
                     assert!(fx.writes && fx.lock == lock, "{}", op.id);

@@ -47,6 +47,7 @@ pub const LIMITS: Limits = Limits {
     max_attachment_bytes: 64,
     feed_retention: 4,
     feed_retention_bytes: crate::feed::DEFAULT_RETENTION_BYTES,
+    trash_retention_secs: crate::lifecycle::DEFAULT_TRASH_RETENTION_SECS,
 };
 
 /// The reference host: a store from `make` driven through [`crate::catalog::dispatch`].

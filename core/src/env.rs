@@ -133,6 +133,8 @@ pub struct Limits {
     pub feed_retention: usize,
     /// Payload bytes kept per session feed (`feed_retention_bytes`).
     pub feed_retention_bytes: u64,
+    /// Seconds a trashed session is kept before the sweep purges it (`trash_retention_secs`).
+    pub trash_retention_secs: u64,
 }
 
 impl Default for Limits {
@@ -143,6 +145,7 @@ impl Default for Limits {
             max_attachment_bytes: 52_428_800,
             feed_retention: crate::feed::DEFAULT_RETENTION,
             feed_retention_bytes: crate::feed::DEFAULT_RETENTION_BYTES,
+            trash_retention_secs: crate::lifecycle::DEFAULT_TRASH_RETENTION_SECS,
         }
     }
 }
@@ -151,6 +154,11 @@ impl Limits {
     /// The feed retention these limits set.
     pub fn feed_retention(&self) -> crate::feed::Retention {
         crate::feed::Retention { changes: self.feed_retention, bytes: self.feed_retention_bytes }
+    }
+
+    /// [`Limits::trash_retention_secs`] in milliseconds.
+    pub fn trash_retention_ms(&self) -> i64 {
+        i64::try_from(self.trash_retention_secs.saturating_mul(1000)).unwrap_or(i64::MAX)
     }
 
     /// `clamp(limit ?? default, 1, max)`.

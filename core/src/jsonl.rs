@@ -340,6 +340,18 @@ pub fn tail_repair(bytes: &[u8]) -> TailRepair {
     walk(bytes, |_, _| {}).1
 }
 
+/// How the lifecycle records (`trash`, `restore`, `expiry`) begin: the tag is the first key
+/// of every record line, and a quote inside a JSON string is escaped, so only a record (or an
+/// object nested in an entry, which only costs a replay) holds one of these.
+pub const LIFECYCLE_TAGS: [&[u8]; 3] =
+    [br#"{"type":"trash""#, br#"{"type":"restore""#, br#"{"type":"expiry""#];
+
+/// Whether `bytes` may hold a lifecycle record: only a log that does needs a full replay to
+/// tell its session's lifecycle (its meta is known from its tail, [`last_meta_in_tail`]).
+pub fn may_hold_lifecycle(bytes: &[u8]) -> bool {
+    LIFECYCLE_TAGS.iter().any(|tag| contains(bytes, tag))
+}
+
 /// The meta a full replay of `bytes` would end with, found by scanning lines backwards: only
 /// `meta`, `append` and groups holding them set it, the last applied one wins.
 pub fn last_meta(bytes: &[u8]) -> Option<crate::wire::SessionMeta> {

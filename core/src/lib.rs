@@ -52,6 +52,7 @@ pub mod events;
 pub mod feed;
 pub mod filter;
 pub mod jsonl;
+pub mod lifecycle;
 pub mod limits;
 pub mod mem_store;
 pub mod meta_order;

@@ -5,6 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::error::StoreError;
+use crate::lifecycle::Lifecycle;
 use crate::meta_order::{ListQuery, MetaOrder};
 use crate::path::{PathSelect, PathSpot};
 use crate::record::SessionState;
@@ -160,6 +161,17 @@ impl Store for MemStore {
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
         Ok(self.read(|i| i.sessions.values().filter_map(|s| s.meta.clone()).collect()))
+    }
+
+    fn lifecycle(&self, session_id: &str) -> Result<Lifecycle, StoreError> {
+        Ok(self.read(|i| i.state(session_id).map(|s| s.lifecycle.clone()).unwrap_or_default()))
+    }
+
+    fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
+        Ok(self.read(|i| {
+            let with_one = i.sessions.iter().filter(|(_, s)| !s.lifecycle.is_empty());
+            with_one.map(|(sid, s)| (sid.clone(), s.lifecycle.clone())).collect()
+        }))
     }
 
     fn get_entry(

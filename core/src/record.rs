@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
 use crate::feed::{Feed, KeptChange};
+use crate::lifecycle::{Lifecycle, Trashed};
 use crate::path_index::PathIndex;
 use crate::wire::{Change, ContentBlock, MessageDelta, SessionEntry, SessionMeta};
 
@@ -41,6 +42,14 @@ pub enum Record {
     /// data_dir goes back to v1.0.32 through `session-manager export --snapshot` (snapshots hold
     /// whole entries).
     Delta { delta: MessageDelta, at: i64 },
+    /// The session goes to the trash at `at`: its meta is parked there ([`Lifecycle::trashed`]),
+    /// so no read or list sees it. An extension: v1.0.32 skips it and lists the session again.
+    Trash { at: i64 },
+    /// The trashed session comes back with the meta it had.
+    Restore,
+    /// The session's `expires_at` (`null` clears it). An extension v1.0.32 skips (its sessions
+    /// never expire).
+    Expiry { expires_at: Option<i64> },
 }
 
 /// A feed change as the log holds it. `payload` is left out when the record just before it in the
@@ -117,6 +126,8 @@ pub struct SessionState {
     last_delta: Option<MessageDelta>,
     /// Legacy three-line appends: a `leaf` record waits for the `meta` that completes it.
     pending_legacy_append: bool,
+    /// The trash the session may be in and its expiry.
+    pub lifecycle: Lifecycle,
     /// The active path as positions, derived from `entries` and `leaf` (issue 12).
     path: PathIndex,
 }
@@ -183,6 +194,7 @@ impl PartialEq for SessionState {
             && self.committed == other.committed
             && self.feed == other.feed
             && self.pending_legacy_append == other.pending_legacy_append
+            && self.lifecycle == other.lifecycle
     }
 }
 
@@ -206,6 +218,7 @@ impl SessionState {
     /// True when anything but the feed is stored.
     pub fn holds_session(&self) -> bool {
         self.meta.is_some()
+            || !self.lifecycle.is_empty()
             || !self.entries.is_empty()
             || self.leaf.is_some()
             || !self.committed.is_empty()
@@ -220,6 +233,9 @@ impl SessionState {
     pub fn apply(&mut self, record: &Record) {
         match record {
             Record::Meta { meta } => {
+                // A live meta written over a trashed session (only the store protocol can) takes
+                // it out of the trash.
+                self.lifecycle.trashed = None;
                 self.meta = Some(meta.clone());
                 if self.pending_legacy_append {
                     self.mark_active_path_committed();
@@ -237,6 +253,7 @@ impl SessionState {
                 let id: String = entry.id().into();
                 self.put_entry(entry);
                 self.set_leaf(Some(id.clone()));
+                self.lifecycle.trashed = None;
                 self.meta = Some(meta.clone());
                 self.committed.insert(id.clone());
                 self.pending_legacy_append = false;
@@ -277,6 +294,18 @@ impl SessionState {
                 // hand-edited log) changes nothing.
                 let _ = self.apply_delta(delta, *at);
             }
+            Record::Trash { at } => {
+                if let Some(meta) = self.meta.take() {
+                    self.lifecycle.trashed =
+                        Some(alloc::boxed::Box::new(Trashed { at: *at, meta }));
+                }
+            }
+            Record::Restore => {
+                if let Some(trashed) = self.lifecycle.trashed.take() {
+                    self.meta = Some(trashed.meta);
+                }
+            }
+            Record::Expiry { expires_at } => self.lifecycle.expires_at = *expires_at,
         }
     }
 
@@ -411,6 +440,13 @@ impl SessionState {
     pub fn each_snapshot_record(&self, mut emit: impl FnMut(Record)) {
         if let Some(meta) = &self.meta {
             emit(Record::Meta { meta: meta.clone() });
+        }
+        if let Some(trashed) = &self.lifecycle.trashed {
+            emit(Record::Meta { meta: trashed.meta.clone() });
+            emit(Record::Trash { at: trashed.at });
+        }
+        if let Some(expires_at) = self.lifecycle.expires_at {
+            emit(Record::Expiry { expires_at: Some(expires_at) });
         }
         self.entries.values().for_each(|e| emit(Record::Entry { entry: e.clone() }));
         self.committed.iter().for_each(|id| emit(Record::Commit { entry_id: id.clone() }));

@@ -134,7 +134,10 @@ impl Sim {
             Record::Leaf { entry_id: None }
             | Record::Commit { .. }
             | Record::Settle
-            | Record::Change { .. } => {}
+            | Record::Change { .. }
+            | Record::Trash { .. }
+            | Record::Restore
+            | Record::Expiry { .. } => {}
         }
     }
 

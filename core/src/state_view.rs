@@ -51,6 +51,9 @@ impl SessionView for StateView<'_> {
     fn attachment_meta(&self, id: &str) -> Result<Option<AttachmentMeta>, StoreError> {
         Ok((self.attachments)(id, false)?.map(|(meta, _)| meta))
     }
+    fn lifecycle(&self) -> Result<crate::lifecycle::Lifecycle, StoreError> {
+        Ok(self.state.lifecycle.clone())
+    }
     fn path_to(&self, leaf: &str) -> Result<Vec<SessionEntry>, StoreError> {
         let path = self.state.path_select(self.session_id, leaf, &WHOLE_PATH)?;
         Ok(path.into_iter().map(|(_, entry)| entry).collect())

@@ -40,6 +40,14 @@ pub enum Write {
         delta: MessageDelta,
         at: i64,
     },
+    /// The session goes to the trash (its meta parked there) at `at`.
+    Trash {
+        at: i64,
+    },
+    /// The trashed session comes back.
+    Restore,
+    /// Sets (or clears) the session's `expires_at`.
+    SetExpiry(Option<i64>),
     /// Records the mutation's changes in the session's feed, each with the next seq; keeps the
     /// newest `retention`. Last write of its change set. `epoch`: the change set creates the
     /// session, whose feed starts this new epoch at seq 1.
@@ -177,6 +185,15 @@ pub trait Store {
             None => Ok(None),
         }
     }
+    /// The session's lifecycle (trash, expiry); empty for an unknown session.
+    fn lifecycle(&self, session_id: &str) -> Result<crate::lifecycle::Lifecycle, StoreError> {
+        let _ = session_id;
+        Err(StoreError::Unsupported("this store keeps no lifecycle (trash, expiry)".into()))
+    }
+    /// Every session whose lifecycle is not empty (trashed, or with an expiry), unordered.
+    fn list_lifecycles(&self) -> Result<Vec<(String, crate::lifecycle::Lifecycle)>, StoreError> {
+        Err(StoreError::Unsupported("this store keeps no lifecycle (trash, expiry)".into()))
+    }
     /// One ordered, filtered page of metas ([`ListQuery`]).
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         Ok(crate::meta_order::sorted_page(self.list_metas()?, query))
@@ -199,6 +216,8 @@ pub trait SessionView {
         attachment_id: &str,
     ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError>;
     fn attachment_meta(&self, attachment_id: &str) -> Result<Option<AttachmentMeta>, StoreError>;
+    /// The session's lifecycle (trash, expiry).
+    fn lifecycle(&self) -> Result<crate::lifecycle::Lifecycle, StoreError>;
     /// The path root → `leaf`, oldest first; a broken chain is a storage error. By default
     /// walked one [`SessionView::entry`] at a time.
     fn path_to(&self, leaf: &str) -> Result<Vec<SessionEntry>, StoreError> {
@@ -275,6 +294,9 @@ impl<S: Store + ?Sized> SessionView for StoreView<'_, S> {
     }
     fn attachment_meta(&self, id: &str) -> Result<Option<AttachmentMeta>, StoreError> {
         self.store.get_attachment_meta(self.session_id, id)
+    }
+    fn lifecycle(&self) -> Result<crate::lifecycle::Lifecycle, StoreError> {
+        self.store.lifecycle(self.session_id)
     }
     fn path_to(&self, leaf: &str) -> Result<Vec<SessionEntry>, StoreError> {
         let path = self.store.path_select(self.session_id, leaf, &WHOLE_PATH)?;
@@ -395,9 +417,13 @@ pub fn plan_session_writes_in_place(
             }
             Write::DeleteMeta => {
                 next.meta = None;
+                next.lifecycle = crate::lifecycle::Lifecycle::default();
                 rewrite = true;
                 None
             }
+            Write::Trash { at } => Some(Record::Trash { at: *at }),
+            Write::Restore => Some(Record::Restore),
+            Write::SetExpiry(expires_at) => Some(Record::Expiry { expires_at: *expires_at }),
             Write::AppendDelta { delta, at } => {
                 next.apply_delta(delta, *at)?;
                 delta_in_set = true;

@@ -51,6 +51,7 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     worker.postgres_url = cli.postgres_url.clone();
     let worker = Arc::new(worker);
     functions::register_all(&iii, &worker, cli.seed_only);
+    crate::sweeper::spawn(&worker);
     if let Err(e) = config_worker::bind_reload(&iii) {
         tracing::warn!("binding the configuration trigger failed: {e}");
     }

@@ -40,6 +40,10 @@ pub struct WorkerConfig {
     /// key), so with this a session file stays near its live size.
     #[serde(default = "feed_retention_bytes")]
     pub feed_retention_bytes: u64,
+    /// Seconds a session stays in the trash (`session::trash`) before the worker's sweep purges
+    /// it. Default 30 days.
+    #[serde(default = "trash_retention_secs")]
+    pub trash_retention_secs: u64,
 }
 
 /// The storage adapter, adjacently tagged `{ name, config }`.
@@ -63,6 +67,9 @@ fn feed_retention() -> usize {
 fn feed_retention_bytes() -> u64 {
     Limits::default().feed_retention_bytes
 }
+fn trash_retention_secs() -> u64 {
+    Limits::default().trash_retention_secs
+}
 
 fn max_list_limit() -> usize {
     Limits::default().max_list_limit
@@ -85,6 +92,7 @@ impl Default for WorkerConfig {
             max_list_limit: max_list_limit(),
             feed_retention: feed_retention(),
             feed_retention_bytes: feed_retention_bytes(),
+            trash_retention_secs: trash_retention_secs(),
             max_attachment_bytes: max_attachment_bytes(),
         }
     }
@@ -171,6 +179,7 @@ impl WorkerConfig {
             max_attachment_bytes: self.max_attachment_bytes,
             feed_retention: self.feed_retention.max(1),
             feed_retention_bytes: self.feed_retention_bytes,
+            trash_retention_secs: self.trash_retention_secs,
         }
     }
 

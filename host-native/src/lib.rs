@@ -34,6 +34,7 @@ pub mod open_files;
 pub mod reload;
 pub mod runtime;
 pub mod seed;
+pub mod sweeper;
 pub mod telemetry;
 pub mod transfer;
 pub mod triggers;

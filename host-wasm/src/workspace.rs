@@ -42,6 +42,8 @@ pub(crate) struct WorkspaceOptions {
     feed_retention: Option<usize>,
     /// Payload bytes kept per session feed.
     feed_retention_bytes: Option<u64>,
+    /// Seconds a trashed session is kept before `session::sweep` purges it.
+    trash_retention_secs: Option<u64>,
 }
 
 /// What `simulationSteps` returns: the imported file's summary and the calls that rebuild it.
@@ -118,6 +120,9 @@ impl Workspace {
             feed_retention_bytes: options
                 .feed_retention_bytes
                 .unwrap_or(defaults.feed_retention_bytes),
+            trash_retention_secs: options
+                .trash_retention_secs
+                .unwrap_or(defaults.trash_retention_secs),
         };
         let (manual, ids): (_, Box<dyn IdGen>) = if options.deterministic {
             (Some(ManualClock::new()), Box::new(SeqIds::new()))

@@ -87,6 +87,9 @@ pub fn get(store: &dyn Store, req: GetAttachmentRequest) -> Result<Option<GetAtt
             .get_attachment_meta(&req.session_id, &req.attachment_id)?
             .map(|attachment| GetAttachmentResponse { attachment, data: None })
     };
+    if response.is_some() && super::trash::is_trashed(store, &req.session_id)? {
+        return Ok(None);
+    }
     Ok(response)
 }
 

@@ -23,10 +23,15 @@ pub fn decide(
         session_id: req.session_id.clone(),
         timestamp: env.clock.now_ms(),
     });
-    let changes = ChangeSet::new(req.session_id)
+    let changes = deletion(req.session_id);
+    Ok(Plan::write(changes, DeleteResponse { deleted: true }, vec![Emitted::new(event, &meta)]))
+}
+
+/// The writes that remove a session with everything it holds (its lifecycle too).
+pub fn deletion(session_id: impl Into<alloc::string::String>) -> ChangeSet {
+    ChangeSet::new(session_id)
         .with(Write::DeleteEntries)
         .with(Write::DeleteActiveLeaf)
         .with(Write::DeleteAttachments)
-        .with(Write::DeleteMeta);
-    Ok(Plan::write(changes, DeleteResponse { deleted: true }, vec![Emitted::new(event, &meta)]))
+        .with(Write::DeleteMeta)
 }

@@ -25,6 +25,7 @@ pub fn decide(
             created: false,
         }));
     }
+    super::trash::refuse_trashed(view)?;
     let fields = NewSession {
         title: req.title,
         description: req.description,

@@ -7,12 +7,12 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{delete, transact, Outcome};
+use super::{sweep, transact, Outcome};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
 use crate::filter::metadata_matches;
 use crate::store::Store;
-use crate::wire::{DeleteRequest, EraseRequest, EraseResponse};
+use crate::wire::{EraseRequest, EraseResponse};
 
 /// The sessions `req` names, in id order; refuses a request that names none clearly.
 pub fn matching(store: &dyn Store, req: &EraseRequest) -> Result<Vec<String>> {
@@ -21,36 +21,51 @@ pub fn matching(store: &dyn Store, req: &EraseRequest) -> Result<Vec<String>> {
         (Some(_), _) if req.metadata.is_some() || req.all => Err(SessionError::invalid_request(
             "erase: give session_id alone, or a metadata filter (all: true for every session)",
         )),
-        (Some(sid), _) => Ok(match store.get_meta(sid)? {
-            Some(_) => alloc::vec![sid.clone()],
-            None => Vec::new(),
-        }),
+        (Some(sid), _) => {
+            let trashed = || -> Result<bool> {
+                let view = crate::store::StoreView { store, session_id: sid };
+                Ok(super::trash::lifecycle_of(&view)?.trashed.is_some())
+            };
+            Ok(match store.get_meta(sid)?.is_some() || trashed()? {
+                true => alloc::vec![sid.clone()],
+                false => Vec::new(),
+            })
+        }
         (None, None) if !req.all => Err(SessionError::invalid_request(
             "erase: an empty filter names every session; give all: true to erase them all",
         )),
         (None, filter) => {
-            let metas = store.list_metas()?;
+            // The live sessions and the trashed ones (their meta as it was).
+            let mut metas = store.list_metas()?;
+            metas.extend(trashed_metas(store)?);
             let mut ids: Vec<String> = metas
                 .into_iter()
                 .filter(|m| filter.is_none_or(|f| metadata_matches(f, m.metadata.as_ref())))
                 .map(|m| m.session_id)
                 .collect();
             ids.sort_unstable();
+            ids.dedup();
             Ok(ids)
         }
     }
 }
 
-/// Erases one session (its delete, one transaction): the outcome with its `session::deleted`,
-/// and the bytes it held (its meta and entries as JSON, its attachments' bytes).
-pub fn one(store: &dyn Store, env: &Env<'_>, session_id: &str) -> Result<(Outcome<()>, u64)> {
+/// The metas of the trashed sessions; none where the store keeps no lifecycle.
+fn trashed_metas(store: &dyn Store) -> Result<Vec<crate::wire::SessionMeta>> {
+    match store.list_lifecycles() {
+        Ok(all) => Ok(all.into_iter().filter_map(|(_, l)| l.trashed.map(|t| t.meta)).collect()),
+        Err(crate::StoreError::Unsupported(_)) => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Erases one session, live or trashed (its removal, one transaction): whether there was one,
+/// with the `session::deleted` of a live one, and the bytes it held (its meta and entries as JSON, its attachments' bytes).
+pub fn one(store: &dyn Store, env: &Env<'_>, session_id: &str) -> Result<(Outcome<bool>, u64)> {
     let bytes = held_bytes(store, session_id)?;
-    let req = DeleteRequest { session_id: session_id.into() };
-    let deleted =
-        transact(store, env, session_id, |view, env| delete::decide(view, env, req.clone()))?;
-    // A delete that found the session fires its `session::deleted` (what `run_with` counts).
-    let bytes = if deleted.0.events.is_empty() { 0 } else { bytes };
-    Ok((deleted.0.map(|_| ()), bytes))
+    let removed = transact(store, env, session_id, sweep::remove)?.0;
+    let found = removed.response == serde_json::Value::Bool(true);
+    Ok((removed.map(|_| found), if found { bytes } else { 0 }))
 }
 
 /// The whole call: every matching session erased, then the store's traces of them.
@@ -79,7 +94,7 @@ pub fn run_with(
     let mut outcome = Outcome::silent(EraseResponse::default());
     for sid in &ids {
         let (deleted, bytes) = one(store, env, sid)?;
-        outcome.response.erased += u64::from(!deleted.events.is_empty());
+        outcome.response.erased += u64::from(deleted.response);
         outcome.response.bytes += bytes;
         outcome.events.extend(deleted.events);
         progress(Progress::Erased);

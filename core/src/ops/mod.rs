@@ -29,6 +29,7 @@ pub mod create;
 pub mod delete;
 pub mod ensure;
 pub mod erase;
+pub mod expiry;
 pub mod fork;
 pub mod get;
 pub mod get_message;
@@ -41,6 +42,8 @@ pub mod set_draft;
 pub mod set_meta;
 pub mod set_status;
 pub mod store_protocol;
+pub mod sweep;
+pub mod trash;
 pub mod update_message;
 
 /// A call's result: the response and the events to publish, in order, once the write landed.

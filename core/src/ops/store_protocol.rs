@@ -158,3 +158,21 @@ pub fn path_select(store: &dyn Store, req: Req<PathSelect>) -> Result<Resp<PathS
 pub fn list_page(store: &dyn Store, req: Req<ListPage>) -> Result<Resp<ListPage>> {
     Ok(StoreListPage { sessions: store.list_page(&req.query())? })
 }
+
+/// `session::store::lifecycles` (extension): [`Store::lifecycle`] of one session of the main, or
+/// [`Store::list_lifecycles`].
+pub fn lifecycles(store: &dyn Store, req: Req<Lifecycles>) -> Result<Resp<Lifecycles>> {
+    let lifecycles = match req.session_id {
+        Some(sid) => {
+            let lifecycle = store.lifecycle(&sid)?;
+            let one = (!lifecycle.is_empty()).then_some((sid, lifecycle));
+            one.into_iter().collect()
+        }
+        None => store.list_lifecycles()?,
+    };
+    let lifecycles = lifecycles
+        .into_iter()
+        .map(|(session_id, lifecycle)| crate::wire::StoredLifecycle { session_id, lifecycle })
+        .collect();
+    Ok(crate::wire::StoreLifecycles { lifecycles })
+}

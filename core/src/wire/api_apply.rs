@@ -48,6 +48,16 @@ pub enum StoreWrite {
         delta: MessageDelta,
         at: i64,
     },
+    /// Lifecycle: the session goes to the trash at `at`.
+    Trash {
+        at: i64,
+    },
+    /// Lifecycle: the trashed session comes back.
+    Restore,
+    /// Lifecycle: the session's `expires_at` (`null` clears it).
+    SetExpiry {
+        expires_at: Option<i64>,
+    },
     /// Live sync: the mutation's changes, recorded with the main's next seqs.
     Feed {
         timestamp: i64,
@@ -159,6 +169,9 @@ impl StoreWrite {
             }
             StoreWrite::DeleteAttachments => Write::DeleteAttachments,
             StoreWrite::AppendDelta { delta, at } => Write::AppendDelta { delta, at },
+            StoreWrite::Trash { at } => Write::Trash { at },
+            StoreWrite::Restore => Write::Restore,
+            StoreWrite::SetExpiry { expires_at } => Write::SetExpiry(expires_at),
             StoreWrite::Feed { timestamp, retention, retention_bytes, epoch, changes } => {
                 let retention =
                     crate::feed::Retention { changes: retention, bytes: retention_bytes };
@@ -191,6 +204,9 @@ impl From<&Write> for StoreWrite {
             Write::AppendDelta { delta, at } => {
                 StoreWrite::AppendDelta { delta: delta.clone(), at: *at }
             }
+            Write::Trash { at } => StoreWrite::Trash { at: *at },
+            Write::Restore => StoreWrite::Restore,
+            Write::SetExpiry(expires_at) => StoreWrite::SetExpiry { expires_at: *expires_at },
             Write::Feed { timestamp, retention, epoch, changes } => StoreWrite::Feed {
                 timestamp: *timestamp,
                 retention: retention.changes,

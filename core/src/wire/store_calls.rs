@@ -8,8 +8,8 @@ use serde::Serialize;
 use super::api_store::*;
 use super::{
     ApplyRequest, ApplyResponse, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
-    StoreListPage, StoreListPageRequest, StorePathLocateRequest, StorePathSelectRequest,
-    StorePathSpot, StorePathWindow,
+    StoreLifecycles, StoreLifecyclesRequest, StoreListPage, StoreListPageRequest,
+    StorePathLocateRequest, StorePathSelectRequest, StorePathSpot, StorePathWindow,
 };
 
 /// One function of the store protocol.
@@ -70,6 +70,8 @@ store_calls! {
     PathLocate, "session::store::path-locate", StorePathLocateRequest => StorePathSpot;
     PathSelect, "session::store::path-select", StorePathSelectRequest => StorePathWindow;
     ListPage, "session::store::list-page", StoreListPageRequest => StoreListPage;
+    // Extension: the lifecycles (trash, expiry) the main keeps.
+    Lifecycles, "session::store::lifecycles", StoreLifecyclesRequest => StoreLifecycles;
 }
 
 #[cfg(test)]

@@ -28,13 +28,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::{self, ListQuery};
 use session_core::path::{self, PathSpot};
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
 use session_core::wire::{
     ApplyRequest, AttachmentMeta, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
-    StoreListPageRequest, StorePathLocateRequest, StorePathSelectRequest,
+    StoreLifecyclesRequest, StoreListPageRequest, StorePathLocateRequest, StorePathSelectRequest,
 };
 use session_core::{Applied, ChangeSet, ErrorCode, Store, StoreError, Write};
 
@@ -162,6 +163,12 @@ impl BridgeStore {
                  use session::update-message",
                 Apply::ID
             ))),
+            Write::Trash { .. } | Write::Restore | Write::SetExpiry(_) => {
+                Err(StoreError::Unsupported(format!(
+                    "trash, restore and expiry need a main that serves {} (a seed main does not)",
+                    Apply::ID
+                )))
+            }
         }
     }
 }
@@ -217,6 +224,22 @@ const PROBE_SESSION: &str = "session-manager-bridge-probe";
 /// The main's reply to `C`, decoded.
 fn decode<C: StoreCall>(reply: serde_json::Value) -> Result<Resp<C>, StoreError> {
     serde_json::from_value(reply).map_err(|e| unusable(C::ID, format!("undecodable reply: {e}")))
+}
+
+impl BridgeStore {
+    /// `session::store::lifecycles` of the main; unsupported when it does not serve it.
+    fn lifecycles(&self, session_id: Option<&str>) -> Result<Vec<(String, Lifecycle)>, StoreError> {
+        let request = StoreLifecyclesRequest { session_id: session_id.map(String::from) };
+        match self.call_if_served::<Lifecycles>(request)? {
+            Some(found) => {
+                Ok(found.lifecycles.into_iter().map(|l| (l.session_id, l.lifecycle)).collect())
+            }
+            None => Err(StoreError::Unsupported(format!(
+                "trash and expiry need a main that serves {} (a seed main does not)",
+                Lifecycles::ID
+            ))),
+        }
+    }
 }
 
 /// What a bridge does without the path windows.
@@ -317,6 +340,17 @@ impl Store for BridgeStore {
                 Changes::ID
             ))
         })
+    }
+
+    /// The main's lifecycle of the session (`session::store::lifecycles`); a seed main keeps
+    /// none (unsupported).
+    fn lifecycle(&self, session_id: &str) -> Result<Lifecycle, StoreError> {
+        let one = self.lifecycles(Some(session_id))?.into_iter().next();
+        Ok(one.map(|(_, lifecycle)| lifecycle).unwrap_or_default())
+    }
+
+    fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
+        self.lifecycles(None)
     }
 
     /// The main's index in one `session::store::path-locate`; a walk of `get-entry` calls when

@@ -54,7 +54,7 @@ impl FsStore {
             }
         };
         if log != LogChange::None {
-            self.catalog.on_write(sid, loaded.state.meta.as_ref());
+            self.catalog.on_write(sid, &loaded.state);
         }
         files.after_commit(&self.attachments, &*self.cfg.io, sid, before, &mut applied)?;
         Ok((applied, ticket))

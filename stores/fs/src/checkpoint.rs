@@ -150,7 +150,10 @@ impl Checkpoint {
         log_path: &Path,
     ) -> Result<Option<Checkpoint>, StoreError> {
         let state = &loaded.state;
-        let Some(meta) = &state.meta else { return Ok(None) };
+        // A trashed or expiring session is always replayed: its cold view would not know it.
+        let Some(meta) = state.meta.as_ref().filter(|_| state.lifecycle.is_empty()) else {
+            return Ok(None);
+        };
         // A repair due means the log ends inside what replay dropped: not a place to go on from.
         if state.path_index().broken().is_some()
             || !loaded.on_disk

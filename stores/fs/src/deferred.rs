@@ -5,6 +5,7 @@
 
 use std::sync::Mutex;
 
+use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
@@ -42,6 +43,12 @@ impl Store for Deferred<'_> {
     }
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
         self.fs.list_metas()
+    }
+    fn lifecycle(&self, session_id: &str) -> Result<Lifecycle, StoreError> {
+        self.fs.lifecycle(session_id)
+    }
+    fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
+        self.fs.list_lifecycles()
     }
     fn get_entry(
         &self,

@@ -33,6 +33,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, TryLockError};
 
+use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
@@ -185,6 +186,19 @@ impl Store for Inline<'_> {
     }
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
+        self.refuse()
+    }
+
+    fn lifecycle(&self, session_id: &str) -> Result<Lifecycle, StoreError> {
+        // A cold view is of a session whose lifecycle is empty (`Checkpoint::take`).
+        self.read_cold(
+            session_id,
+            |_| Some(Ok(Lifecycle::default())),
+            |l| Ok(l.state.lifecycle.clone()),
+        )
+    }
+
+    fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
         self.refuse()
     }
 

@@ -48,6 +48,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
@@ -569,6 +570,19 @@ impl Store for FsStore {
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
         self.catalog.list(&self.cfg.data_dir)
+    }
+
+    fn lifecycle(&self, session_id: &str) -> Result<Lifecycle, StoreError> {
+        // A cold view is of a session whose lifecycle is empty (`Checkpoint::take`).
+        self.read_cold(
+            session_id,
+            |_| Some(Ok(Lifecycle::default())),
+            |l| Ok(l.state.lifecycle.clone()),
+        )
+    }
+
+    fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
+        self.catalog.lifecycles(&self.cfg.data_dir)
     }
 
     fn get_entry(

@@ -25,8 +25,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
-use session_core::jsonl::{dec, enc, last_meta, last_meta_in_tail};
+use session_core::jsonl::{
+    dec, enc, last_meta, last_meta_in_tail, may_hold_lifecycle, replay, LIFECYCLE_TAGS,
+};
+use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::{ListQuery, MetaOrder};
+use session_core::record::SessionState;
 use session_core::wire::SessionMeta;
 use session_core::StoreError;
 
@@ -41,7 +45,24 @@ const TAIL_CHUNK: u64 = 64 * 1024;
 struct Line {
     file: String,
     stamp: Stamp,
-    meta: SessionMeta,
+    /// The listed meta; absent for a session in the trash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    meta: Option<SessionMeta>,
+    #[serde(default, skip_serializing_if = "Lifecycle::is_empty")]
+    lifecycle: Lifecycle,
+}
+
+/// What the catalog knows of one session file: the meta it lists and the session's lifecycle.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Listing {
+    meta: Option<SessionMeta>,
+    lifecycle: Lifecycle,
+}
+
+impl Listing {
+    pub(crate) fn of(state: &SessionState) -> Listing {
+        Listing { meta: state.meta.clone(), lifecycle: state.lifecycle.clone() }
+    }
 }
 
 /// The built catalog: every listed meta, and the same in list order. Metas are held as their
@@ -51,6 +72,8 @@ struct Line {
 struct Metas {
     by_id: HashMap<String, Box<[u8]>>,
     order: MetaOrder,
+    /// The sessions whose lifecycle is not empty (trashed or expiring).
+    lifecycles: HashMap<String, Lifecycle>,
 }
 
 fn decode(json: &[u8]) -> Option<SessionMeta> {
@@ -58,7 +81,15 @@ fn decode(json: &[u8]) -> Option<SessionMeta> {
 }
 
 impl Metas {
-    fn set(&mut self, sid: &str, meta: Option<SessionMeta>) {
+    fn set(&mut self, sid: &str, listing: Listing) {
+        match listing.lifecycle.is_empty() {
+            true => self.lifecycles.remove(sid),
+            false => self.lifecycles.insert(sid.to_string(), listing.lifecycle),
+        };
+        self.set_meta(sid, listing.meta);
+    }
+
+    fn set_meta(&mut self, sid: &str, meta: Option<SessionMeta>) {
         let old = match &meta {
             Some(meta) => match serde_json::to_vec(meta) {
                 Ok(json) => self.by_id.insert(sid.to_string(), json.into()),
@@ -92,10 +123,10 @@ impl Catalog {
         self.metas.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Records the meta a landed write left (`None`: not listed). Call after the disk write.
-    pub(crate) fn on_write(&self, sid: &str, meta: Option<&SessionMeta>) {
+    /// Records what a landed write left of the session. Call after the disk write.
+    pub(crate) fn on_write(&self, sid: &str, state: &SessionState) {
         if let Some(metas) = self.lock().as_mut() {
-            metas.set(sid, meta.cloned());
+            metas.set(sid, Listing::of(state));
         }
     }
 
@@ -104,8 +135,8 @@ impl Catalog {
     pub(crate) fn refresh(&self, data_dir: &Path, sid: &str) {
         let mut guard = self.lock();
         let Some(metas) = guard.as_mut() else { return };
-        match scan_meta(&data_dir.join(format!("{}.jsonl", enc(sid)))) {
-            Ok(meta) => metas.set(sid, meta),
+        match scan(&data_dir.join(format!("{}.jsonl", enc(sid)))) {
+            Ok(listing) => metas.set(sid, listing),
             Err(e) => {
                 eprintln!("session-manager: fs store: catalog refresh of {sid:?}: {e}");
                 *guard = None; // rebuilt from the files on the next list
@@ -126,6 +157,16 @@ impl Catalog {
     /// Every listed meta; builds the catalog on first use.
     pub(crate) fn list(&self, data_dir: &Path) -> Result<Vec<SessionMeta>, StoreError> {
         self.with_built(data_dir, Metas::all)
+    }
+
+    /// Every session whose lifecycle is not empty; builds the catalog on first use.
+    pub(crate) fn lifecycles(
+        &self,
+        data_dir: &Path,
+    ) -> Result<Vec<(String, Lifecycle)>, StoreError> {
+        self.with_built(data_dir, |m| {
+            m.lifecycles.iter().map(|(sid, l)| (sid.clone(), l.clone())).collect()
+        })
     }
 
     /// One ordered, filtered page; builds the catalog on first use.
@@ -153,11 +194,13 @@ impl Catalog {
         let guard = self.lock();
         let Some(metas) = guard.as_ref() else { return Ok(()) };
         let mut out = Vec::new();
-        for (sid, json) in &metas.by_id {
-            let Some(meta) = decode(json) else { continue };
+        let trashed = metas.lifecycles.keys().filter(|sid| !metas.by_id.contains_key(*sid));
+        for sid in metas.by_id.keys().chain(trashed) {
+            let meta = metas.by_id.get(sid).and_then(|json| decode(json));
+            let lifecycle = metas.lifecycles.get(sid).cloned().unwrap_or_default();
             let file = format!("{}.jsonl", enc(sid));
             let Ok(stat) = fs::metadata(data_dir.join(&file)) else { continue };
-            let line = Line { file, stamp: Stamp::of(&stat), meta };
+            let line = Line { file, stamp: Stamp::of(&stat), meta, lifecycle };
             if let Ok(bytes) = serde_json::to_vec(&line) {
                 out.extend_from_slice(&bytes);
                 out.push(b'\n');
@@ -169,12 +212,12 @@ impl Catalog {
     }
 }
 
-fn read_saved(data_dir: &Path) -> HashMap<String, (Stamp, SessionMeta)> {
+fn read_saved(data_dir: &Path) -> HashMap<String, (Stamp, Listing)> {
     let Ok(bytes) = fs::read(data_dir.join(CATALOG_FILE)) else { return HashMap::new() };
     bytes
         .split(|b| *b == b'\n')
         .filter_map(|line| serde_json::from_slice::<Line>(line).ok())
-        .map(|l| (l.file, (l.stamp, l.meta)))
+        .map(|l| (l.file, (l.stamp, Listing { meta: l.meta, lifecycle: l.lifecycle })))
         .collect()
 }
 
@@ -197,22 +240,31 @@ fn build(data_dir: &Path) -> Result<Metas, StoreError> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(io_err("stat", &entry.path(), &e)),
         };
-        let meta = match saved.get(name) {
-            Some((stamp, meta)) if *stamp == Stamp::of(&stat) => Some(meta.clone()),
-            _ => scan_meta(&entry.path())?,
+        let listing = match saved.get(name) {
+            Some((stamp, listing)) if *stamp == Stamp::of(&stat) => listing.clone(),
+            _ => scan(&entry.path())?,
         };
-        if meta.is_some() {
-            metas.set(&sid, meta);
+        if listing.meta.is_some() || !listing.lifecycle.is_empty() {
+            metas.set(&sid, listing);
         }
     }
     Ok(metas)
 }
 
-/// The meta a replay of the file would end with, reading the last 64 KiB first.
-fn scan_meta(path: &PathBuf) -> Result<Option<SessionMeta>, StoreError> {
-    let read = || -> io::Result<Option<SessionMeta>> {
+/// The meta and lifecycle a replay of the file would end with: a file that may hold a lifecycle
+/// record ([`may_hold_lifecycle`], read through once) is replayed; of any other, the meta is
+/// found reading the last 64 KiB first.
+fn scan(path: &PathBuf) -> Result<Listing, StoreError> {
+    let read = || -> io::Result<Listing> {
         let mut file = File::open(path)?;
         let len = file.metadata()?.len();
+        if file_may_hold_lifecycle(&mut file)? {
+            file.seek(SeekFrom::Start(0))?;
+            let mut all = Vec::new();
+            file.read_to_end(&mut all)?;
+            return Ok(Listing::of(&replay(&all).0));
+        }
+        let meta = |meta| Listing { meta, lifecycle: Lifecycle::default() };
         if len > TAIL_CHUNK {
             file.seek(SeekFrom::Start(len - TAIL_CHUNK))?;
             let mut tail = Vec::with_capacity(TAIL_CHUNK as usize);
@@ -220,19 +272,40 @@ fn scan_meta(path: &PathBuf) -> Result<Option<SessionMeta>, StoreError> {
             // The first (probably partial) line of the chunk is not trusted, nor a meta the
             // chunk cannot place inside or outside a group (`last_meta_in_tail`).
             if let Some(cut) = tail.iter().position(|b| *b == b'\n') {
-                if let Some(meta) = last_meta_in_tail(&tail[cut + 1..]) {
-                    return Ok(Some(meta));
+                if let Some(found) = last_meta_in_tail(&tail[cut + 1..]) {
+                    return Ok(meta(Some(found)));
                 }
             }
-            file.seek(SeekFrom::Start(0))?;
         }
+        file.seek(SeekFrom::Start(0))?;
         let mut all = Vec::new();
         file.read_to_end(&mut all)?;
-        Ok(last_meta(&all))
+        Ok(meta(last_meta(&all)))
     };
     match read() {
-        Ok(meta) => Ok(meta),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Ok(listing) => Ok(listing),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Listing::default()),
         Err(e) => Err(io_err("read", path, &e)),
+    }
+}
+
+/// [`may_hold_lifecycle`] of a whole file, read in 1 MiB pieces (each with the end of the one
+/// before it, so a tag across two pieces is found).
+fn file_may_hold_lifecycle(file: &mut File) -> io::Result<bool> {
+    const PIECE: usize = 1 << 20;
+    let overlap = LIFECYCLE_TAGS.iter().map(|t| t.len()).max().unwrap_or(0);
+    let mut buf = vec![0u8; PIECE + overlap];
+    let mut kept = 0;
+    loop {
+        let n = file.read(&mut buf[kept..])?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let end = kept + n;
+        if may_hold_lifecycle(&buf[..end]) {
+            return Ok(true);
+        }
+        kept = overlap.min(end);
+        buf.copy_within(end - kept..end, 0);
     }
 }

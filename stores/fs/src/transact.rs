@@ -73,6 +73,9 @@ impl SessionView for SlotView<'_> {
     fn active_leaf(&self) -> Result<Option<String>, StoreError> {
         Ok(self.loaded.state.leaf.clone())
     }
+    fn lifecycle(&self) -> Result<session_core::lifecycle::Lifecycle, StoreError> {
+        Ok(self.loaded.state.lifecycle.clone())
+    }
     fn attachment(&self, id: &str) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
         self.fs.attachments.get(self.sid, id)
     }

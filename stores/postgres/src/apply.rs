@@ -7,6 +7,7 @@
 
 use deadpool_postgres::GenericClient;
 use session_core::jsonl;
+use session_core::lifecycle::Lifecycle;
 use session_core::record::SessionState;
 use session_core::store::{plan_session_writes_in_place, Applied, ChangeSet, LogChange, Write};
 use session_core::wire::AttachmentMeta;
@@ -87,6 +88,8 @@ pub struct Plan {
     ended: Option<String>,
     /// The log is rewritten as its snapshot instead of growing by a chunk.
     compact: bool,
+    /// The change set touched the session's lifecycle: its row's new JSON (`None`: no row).
+    lifecycle: Option<Option<String>>,
 }
 
 impl Plan {
@@ -108,7 +111,17 @@ impl Plan {
         let compact = matches!(log, LogChange::Append(_))
             && replayed.chunks + 1 > COMPACT_CHUNKS
             && replayed.chunks + 1 > snapshot_size(&replayed.state);
-        Ok(Plan { log, applied, rows, seqs, epoch, ended, compact })
+        let touches_lifecycle = changes.writes.iter().any(|w| {
+            matches!(
+                w,
+                Write::Trash { .. } | Write::Restore | Write::SetExpiry(_) | Write::DeleteMeta
+            )
+        });
+        let lifecycle = match touches_lifecycle {
+            true => Some(lifecycle_text(&replayed.state.lifecycle)?),
+            false => None,
+        };
+        Ok(Plan { log, applied, rows, seqs, epoch, ended, compact, lifecycle })
     }
 
     /// Whether its commit wrote an outbox row (the followers are woken after it).
@@ -121,6 +134,7 @@ impl Plan {
     pub fn plain(&self, changes: &ChangeSet) -> bool {
         matches!(self.log, LogChange::Append(_))
             && !self.compact
+            && self.lifecycle.is_none()
             && self.rows.plain()
             && !changes.writes.iter().any(|write| {
                 matches!(
@@ -149,6 +163,9 @@ pub async fn write_and_commit(
     let key = sid.as_bytes();
     let replayed = cached.as_mut().ok_or_else(|| StoreError::Internal("no cached state".into()))?;
     write_attachments(client, sql, sid, &changes.writes, &mut plan.applied).await?;
+    if let Some(lifecycle) = &plan.lifecycle {
+        write_lifecycle(client, sql, key, lifecycle.as_deref()).await?;
+    }
     let row = OutboxRow { seqs: plan.seqs, instance, epoch: &plan.epoch, ended: &plan.ended };
     let entry_rows = &plan.rows;
     match plan.log {
@@ -447,6 +464,29 @@ async fn append_chunk(
     let rows = query(client, "append to the session log", &sql.append_chunk, &params).await?;
     let row = rows.first().ok_or_else(|| StoreError::Internal("no session row".into()))?;
     Ok((row.get(0), row.get(1)))
+}
+
+/// A lifecycle as its row holds it (`None`: an empty one has no row).
+fn lifecycle_text(lifecycle: &Lifecycle) -> Result<Option<String>, StoreError> {
+    if lifecycle.is_empty() {
+        return Ok(None);
+    }
+    serde_json::to_string(lifecycle).map(Some).map_err(|e| StoreError::Internal(e.to_string()))
+}
+
+/// Writes (or with `None` removes) the session's lifecycle row.
+async fn write_lifecycle(
+    client: &impl GenericClient,
+    sql: &Sql,
+    key: &[u8],
+    lifecycle: Option<&str>,
+) -> Result<(), StoreError> {
+    let action = "write the session's lifecycle";
+    match lifecycle {
+        Some(text) => execute(client, action, &sql.put_lifecycle, &[&key, &text]).await?,
+        None => execute(client, action, &sql.delete_lifecycle, &[&key]).await?,
+    };
+    Ok(())
 }
 
 /// The records a snapshot of `state` holds, about.

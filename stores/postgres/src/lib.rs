@@ -25,6 +25,7 @@ mod wake;
 
 use std::sync::Arc;
 
+use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::record::SessionState;
@@ -246,6 +247,26 @@ impl Store for PgStore {
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
         self.rows(|s| &s.metas, Vec::new(), meta_of)
+    }
+
+    fn lifecycle(&self, sid: &str) -> Result<Lifecycle, StoreError> {
+        let found = self.rows(
+            |s| &s.lifecycle,
+            vec![Param::id(sid)],
+            |row| decode("a session's lifecycle", row.get::<_, &str>(0)),
+        )?;
+        Ok(found.into_iter().next().unwrap_or_default())
+    }
+
+    fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
+        self.rows(
+            |s| &s.lifecycles,
+            Vec::new(),
+            |row| {
+                let sid = String::from_utf8_lossy(row.get::<_, &[u8]>(0)).into_owned();
+                Ok((sid, decode("a session's lifecycle", row.get::<_, &str>(1))?))
+            },
+        )
     }
 
     fn get_entry(&self, sid: &str, eid: &str) -> Result<Option<SessionEntry>, StoreError> {

@@ -15,7 +15,10 @@
 //! `project` (`entry_rows.rs`), trusted by a read only while `projected = version`, so a cold
 //! instance reads a page of a path without replaying the log (`read.rs`); (version 5) each outbox
 //! row's feed `epoch` and, for a change set that deleted its session (whose feed goes with it),
-//! its `ended` changes inline, so other instances still deliver them. Ids are `bytea`: a
+//! its `ended` changes inline, so other instances still deliver them; (version 6) `lifecycles`:
+//! the lifecycle (trash, expiry) of each session that has one, as JSON, written in the
+//! transaction of the change set that set it, so the sweep and `session::list-trash` read it
+//! without replaying a log. Ids are `bytea`: a
 //! session or attachment id may hold any character, NUL included.
 
 use session_core::wire::ListOrder;
@@ -25,7 +28,7 @@ use tokio_postgres::Client;
 use super::db::db_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 
 /// How long an instance counts as following after it last renewed its presence (`follow.rs`
 /// renews it far more often).
@@ -122,6 +125,12 @@ END $$;
     r#"
 ALTER TABLE {s}.outbox ADD COLUMN epoch text, ADD COLUMN ended text;
 "#,
+    r#"
+CREATE TABLE {s}.lifecycles (
+    session_id bytea PRIMARY KEY,
+    lifecycle text NOT NULL
+);
+"#,
 ];
 
 /// Whether `schema` may name our schema: lowercase ASCII letters, digits and `_`, not starting
@@ -202,6 +211,14 @@ pub struct Sql {
     /// [`Sql::save_follower_cursor`]'s `$1` instance and `$2` cursor, the instance's presence
     /// renewed with it → whether another instance followed lately.
     pub presence: String,
+    /// `$1` sid → the session's lifecycle JSON (no row: empty).
+    pub lifecycle: String,
+    /// → session id and lifecycle JSON of every session that has one.
+    pub lifecycles: String,
+    /// `$1` sid, `$2` lifecycle JSON.
+    pub put_lifecycle: String,
+    /// `$1` sid.
+    pub delete_lifecycle: String,
     /// `$1` sid, `$2` aid → meta, bytes.
     pub attachment: String,
     /// `$1` sid, `$2` aid → meta.
@@ -371,6 +388,13 @@ impl Sql {
                  RETURNING 1"
             ),
             delete_attachments: format!("DELETE FROM {s}.attachments WHERE session_id = $1"),
+            lifecycle: format!("SELECT lifecycle FROM {s}.lifecycles WHERE session_id = $1"),
+            lifecycles: format!("SELECT session_id, lifecycle FROM {s}.lifecycles"),
+            put_lifecycle: format!(
+                "INSERT INTO {s}.lifecycles (session_id, lifecycle) VALUES ($1, $2) \
+                 ON CONFLICT (session_id) DO UPDATE SET lifecycle = EXCLUDED.lifecycle"
+            ),
+            delete_lifecycle: format!("DELETE FROM {s}.lifecycles WHERE session_id = $1"),
             project: format!(
                 "SELECT {s}.project($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
             ),

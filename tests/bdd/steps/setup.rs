@@ -47,6 +47,11 @@ fn feed_retention(w: &mut SessionWorld, n: usize) {
     w.limits.feed_retention = n;
 }
 
+#[given(regex = r#"^the trash retention is (\d+) seconds?$"#)]
+fn trash_retention(w: &mut SessionWorld, secs: u64) {
+    w.limits.trash_retention_secs = secs;
+}
+
 #[given(regex = r#"^I called "([^"]+)" with (\{.*\})$"#)]
 fn called_inline(w: &mut SessionWorld, function: String, payload: String) {
     w.call_ok(&function, json::parse(&payload));

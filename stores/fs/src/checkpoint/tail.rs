@@ -5,7 +5,8 @@
 //! each record does to the view what `SessionState::apply` does to the state, for what the view
 //! answers (meta, leaf, entries, the active path). The view follows what a live session writes:
 //! appends and entries added under the active leaf, leaf moves onto them, deltas, meta updates;
-//! feed and commit records change nothing it serves. Anything else (an entry replaced, the leaf
+//! feed and commit records change nothing it serves. A lifecycle record (trash, restore,
+//! expiry) is not followed either: a view holds no lifecycle. Anything else (an entry replaced, the leaf
 //! moved elsewhere) or a torn tail makes the open fail: the session replays its log as without a
 //! checkpoint (at most the tail's reading was spent in vain). The tail is read line by line,
 //! never held whole.
@@ -83,6 +84,8 @@ impl ColdView {
                 self.changed.insert(number, entry);
             }
             Record::Commit { .. } | Record::Settle | Record::Change { .. } => {}
+            // A view never holds a lifecycle: the session replays.
+            Record::Trash { .. } | Record::Restore | Record::Expiry { .. } => return None,
         }
         Some(())
     }
