@@ -19,10 +19,12 @@ use crate::wire::{
 
 mod feed_checks;
 mod indexed;
+mod lifecycle_checks;
 #[cfg(feature = "std")]
 pub mod races;
 pub use feed_checks::*;
 pub use indexed::*;
+pub use lifecycle_checks::*;
 
 /// Builds a fresh, empty store.
 pub type Make<'a> = &'a dyn Fn() -> Box<dyn Store>;
@@ -61,6 +63,8 @@ macro_rules! for_each_conformance_check {
             feed_compacts_by_key => check_feed_compacts_by_key,
             indexed_path_reads => check_indexed_path_reads,
             indexed_list_pages => check_indexed_list_pages,
+            lifecycle_trash_and_restore => check_lifecycle_trash_and_restore,
+            lifecycle_expiry_and_delete => check_lifecycle_expiry_and_delete,
         }
     };
 }

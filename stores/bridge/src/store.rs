@@ -405,12 +405,19 @@ impl Store for BridgeStore {
     /// for a single write) one seed call per write, in order, stopping at the first failure (see
     /// the module docs).
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
-        // Several writes, or one the seed's protocol cannot carry (the feed, a delta).
+        // Several writes, or one the seed's protocol cannot carry (the feed, a delta, the
+        // lifecycle).
         let needs_apply = changes.writes.len() > 1
-            || changes
-                .writes
-                .iter()
-                .any(|w| matches!(w, Write::Feed { .. } | Write::AppendDelta { .. }));
+            || changes.writes.iter().any(|w| {
+                matches!(
+                    w,
+                    Write::Feed { .. }
+                        | Write::AppendDelta { .. }
+                        | Write::Trash { .. }
+                        | Write::Restore
+                        | Write::SetExpiry(_)
+                )
+            });
         if needs_apply {
             let request = || ApplyRequest::new(changes);
             let fallback = "multi-write change sets go one call per write";

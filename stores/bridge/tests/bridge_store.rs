@@ -32,13 +32,20 @@ mod conformance {
     session_core::conformance_tests!(|| Box::new(super::bridged().1) as Box<dyn super::Store>);
 }
 
-/// Against a seed main every check but atomicity, which the seed's protocol cannot give, and the
-/// feed, which a seed main does not keep (each `feed_*` check fails; reading the feed says why).
+/// Against a seed main every check but atomicity, which the seed's protocol cannot give, the
+/// feed and the lifecycle, which a seed main does not keep (each `feed_*` and `lifecycle_*` check
+/// fails; reading them says why).
 #[test]
-fn bridge_store_to_a_seed_main_is_conformant_except_atomicity_and_the_feed() {
+fn bridge_store_to_a_seed_main_is_conformant_except_atomicity_feed_and_lifecycle() {
     let failures = run_all(&|| Box::new(bridged_to_seed_main().1));
+    let (lifecycle, failures): (Vec<&String>, Vec<&String>) =
+        failures.iter().partition(|f| f.starts_with("lifecycle_"));
+    let lifecycle_checks = CHECKS.iter().filter(|(name, _)| name.starts_with("lifecycle_")).count();
+    assert_eq!(lifecycle.len(), lifecycle_checks, "every lifecycle check fails: {lifecycle:#?}");
+    let err = bridged_to_seed_main().1.list_lifecycles().expect_err("a seed main keeps none");
+    assert!(matches!(err, StoreError::Unsupported(_)), "{err:?}");
     let (feed, failures): (Vec<&String>, Vec<&String>) =
-        failures.iter().partition(|f| f.starts_with("feed_"));
+        failures.into_iter().partition(|f| f.starts_with("feed_"));
     let failures: Vec<&String> =
         failures.into_iter().filter(|f| !f.starts_with("change_set_is_atomic:")).collect();
     assert!(failures.is_empty(), "conformance failures:\n{failures:#?}");

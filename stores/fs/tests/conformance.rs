@@ -7,6 +7,7 @@
 use std::sync::{Mutex, RwLock};
 
 use session_core::conformance::CHECKS;
+use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::store::{Applied, ChangeSet};
@@ -171,6 +172,12 @@ impl Store for Restarting {
     }
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         self.read(|s| s.list_page(query))
+    }
+    fn lifecycle(&self, sid: &str) -> Result<Lifecycle, StoreError> {
+        self.read(|s| s.lifecycle(sid))
+    }
+    fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
+        self.read(|s| s.list_lifecycles())
     }
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
         let mut slot = self.store.write().expect("lock");

@@ -366,3 +366,51 @@ fn a_delete_removes_the_log_and_the_attachment_folder() {
     assert_eq!(feed["latest_seq"], 1, "a new epoch from seq 1: {feed}");
     assert!(feed["epoch"].is_string(), "{feed}");
 }
+
+/// After a crash (the catalog on disk is the one of the last clean close) the catalog is built
+/// again from the files: a session's lifecycle is found even when its record lies far before the
+/// 64 KiB a meta is read from, so the sweep still sees the expiry and the trash stays hidden.
+#[test]
+fn a_lifecycle_before_the_tail_survives_a_crash_and_a_stale_catalog() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = open(dir.path());
+        for sid in ["expiring", "trashed", "plain"] {
+            apply(&store, sid, vec![Write::PutMeta(sample_meta(sid, 1))]);
+        }
+        store.list_metas().expect("the catalog is built"); // and saved on this clean close
+    }
+    {
+        let store = open(dir.path());
+        apply(&store, "expiring", vec![Write::SetExpiry(Some(42))]);
+        // Well past the 64 KiB tail: the expiry is only at the start of its file (a trashed
+        // session takes no appends: its trash is the last record).
+        for sid in ["expiring", "trashed"] {
+            for i in 0..400 {
+                let parent = (i > 0).then(|| format!("m{}", i - 1));
+                let entry =
+                    message_entry(&format!("m{i}"), parent.as_deref(), 10, &"x".repeat(200));
+                apply(&store, sid, commit(entry, false));
+            }
+        }
+        apply(&store, "trashed", vec![Write::Trash { at: 7 }]);
+        std::mem::forget(store); // a crash: the catalog on disk still lists the old metas
+    }
+    for sid in ["expiring", "trashed"] {
+        let len = fs::metadata(dir.path().join(format!("{sid}.jsonl"))).expect("stat").len();
+        assert!(len > 128 * 1024, "{sid} is {len} bytes, not past the tail a meta is read from");
+    }
+    let store = open(dir.path());
+    assert_eq!(listed(&store), vec!["expiring".to_string(), "plain".to_string()]);
+    let mut lifecycles = store.list_lifecycles().expect("lifecycles");
+    lifecycles.sort_by(|a, b| a.0.cmp(&b.0));
+    let summary: Vec<(String, Option<i64>, Option<i64>)> = lifecycles
+        .into_iter()
+        .map(|(sid, l)| (sid, l.expires_at, l.trashed.map(|t| t.at)))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![("expiring".into(), Some(42), None), ("trashed".into(), None, Some(7))],
+        "the sweep's view after the crash"
+    );
+}

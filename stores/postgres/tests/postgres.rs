@@ -170,6 +170,19 @@ macro_rules! forward_store {
                 let $s = self;
                 $reader.changes(sid, after, limit)
             }
+            fn lifecycle(
+                &self,
+                sid: &str,
+            ) -> Result<session_core::lifecycle::Lifecycle, StoreError> {
+                let $s = self;
+                $reader.lifecycle(sid)
+            }
+            fn list_lifecycles(
+                &self,
+            ) -> Result<Vec<(String, session_core::lifecycle::Lifecycle)>, StoreError> {
+                let $s = self;
+                $reader.list_lifecycles()
+            }
             fn path_locate(
                 &self,
                 sid: &str,
