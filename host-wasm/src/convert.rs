@@ -6,21 +6,31 @@ use serde_json::Value;
 use session_core::SessionError;
 use wasm_bindgen::{JsCast, JsValue};
 
-/// A JS value as JSON (`undefined` reads as `null`).
+/// A JS value as JSON (`undefined` reads as `null`): `JSON.stringify`, then `serde_json` (one
+/// JSON parser for every request and log line, rather than a second, per-type JS walker).
 pub fn from_js(value: JsValue) -> Result<Value, JsValue> {
     if value.is_undefined() {
         return Ok(Value::Null);
     }
-    serde_wasm_bindgen::from_value(value).map_err(|e| {
-        error(&SessionError::bad_request_shape(format_args!("not JSON-compatible: {e}")))
-    })
+    let not_json = |reason: &dyn core::fmt::Display| {
+        error(&SessionError::bad_request_shape(format_args!("not JSON-compatible: {reason}")))
+    };
+    let text = js_sys::JSON::stringify(&value).map_err(|e| {
+        let reason: String = js_sys::Error::from(e).message().into();
+        not_json(&reason)
+    })?;
+    let text = text.as_string().ok_or_else(|| not_json(&"a function or a symbol"))?;
+    serde_json::from_slice(text.as_bytes()).map_err(|e| not_json(&e))
 }
 
-/// Any serializable value as plain JS objects and arrays (never `Map`s).
+/// Any serializable value as plain JS objects and arrays (never `Map`s): `serde_json`, then
+/// `JSON.parse`.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| error(&SessionError::storage(format!("response encoding failed: {e}"))))
+    let encoding = |reason: &dyn core::fmt::Display| {
+        error(&SessionError::storage(format!("response encoding failed: {reason}")))
+    };
+    let text = serde_json::to_string(value).map_err(|e| encoding(&e))?;
+    js_sys::JSON::parse(&text).map_err(|_| encoding(&"JSON.parse refused it"))
 }
 
 /// The thrown form of a session error: `Error(message)` with `code`.

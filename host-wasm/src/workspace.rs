@@ -106,7 +106,7 @@ impl Workspace {
         let options: WorkspaceOptions = if options.is_undefined() || options.is_null() {
             WorkspaceOptions::default()
         } else {
-            serde_wasm_bindgen::from_value(options)
+            serde_json::from_value(from_js(options)?)
                 .map_err(|e| error(&SessionError::bad_request_shape(e)))?
         };
         let defaults = Limits::default();

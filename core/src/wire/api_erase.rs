@@ -8,7 +8,7 @@ use super::Object;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
+// Unknown fields are let through like every request's: the engine adds `_caller_worker_id`.
 pub struct EraseRequest {
     /// Erase this session (alone; with no `metadata`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

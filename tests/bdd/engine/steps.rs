@@ -36,6 +36,7 @@ fn idempotent(function_id: &str, payload: &Value) -> bool {
                         | "session::set-draft"
                         | "session::set-active-leaf"
                         | "session::delete"
+                        | "session::set-expiry"
                 )
         }
         _ => {
@@ -277,6 +278,51 @@ async fn duplicate_worker_exits(w: &mut SessionWorld, secs: u64, needle: String)
     assert!(code.is_some(), "the second worker was still running after {secs} s:\n{output}");
     assert_ne!(code, Some(0), "the second worker exited 0:\n{output}");
     assert!(output.contains(&needle), "no {needle:?} in the second worker's output:\n{output}");
+}
+
+/// `${var}` = the wall clock in milliseconds since the epoch plus `ms` (the worker's clock is
+/// the same machine's).
+#[when(regex = r#"^the client keeps the time (\d+) ms from now as "(\w+)"$"#)]
+fn time_from_now(w: &mut SessionWorld, ms: u64, var: String) {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock");
+    let at = now.as_millis() as u64 + ms;
+    st(w).vars.insert(var, at.to_string());
+}
+
+/// Polls the call every 100 ms until it answers exactly `expected`; fails once `ms` have passed
+/// since the step began.
+#[then(regex = r#"^within (\d+) ms the client call "([^"]+)" with (\{.*\}) answers (.+)$"#)]
+async fn answers_within(
+    w: &mut SessionWorld,
+    ms: u64,
+    function_id: String,
+    payload: String,
+    expected: String,
+) {
+    let state = st(w);
+    let started = Instant::now();
+    let (payload, expected) = (subst(state, &payload), subst(state, &expected));
+    loop {
+        call(state, &function_id, payload.clone()).await;
+        if matches!(&state.last, Some(Ok(got)) if *got == expected) {
+            println!("      answered {expected} after {} ms", started.elapsed().as_millis());
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_millis(ms),
+            "not {expected} within {ms} ms: {:?}",
+            state.last
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[when(regex = r#"^the worker is killed with SIGKILL, stays down (\d+) ms and is restarted$"#)]
+async fn kill_wait_restart(w: &mut SessionWorld, ms: u64) {
+    let state = st(w);
+    state.harness.kill_worker().await;
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    state.harness.start_worker().await;
 }
 
 #[when(regex = r#"^the worker is killed with SIGKILL and restarted$"#)]
