@@ -55,6 +55,13 @@ fn migrate_round_trip(url: &str) -> Result<(), String> {
             };
             apply(vec![Write::AppendDelta { delta, at: 9 }]).map_err(|e| e.to_string())?;
         }
+        // A lifecycle goes along: a trashed session and an expiring one.
+        let lifecycle = |sid: &str, write| {
+            fs.apply(&ChangeSet { session_id: sid.into(), writes: vec![write] })
+                .map_err(|e| e.to_string())
+        };
+        lifecycle("plain", Write::Trash { at: 11 })?;
+        lifecycle("ünï €", Write::SetExpiry(Some(4_000_000_000_000)))?;
     }
     let config = fresh_config(url);
     let back = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -75,6 +82,17 @@ fn migrate_round_trip(url: &str) -> Result<(), String> {
     let again = run(&dir(&source), url)?;
     if !again.contains("(0 copied") || !first.contains("verified") {
         return Err(format!("not idempotent: {first} then {again}"));
+    }
+    // The lifecycles are in postgres's own table (what its sweep reads).
+    let pg = session_manager::pg::PgStore::open(&config).map_err(|e| e.to_string())?;
+    let mut lifecycles = pg.list_lifecycles().map_err(|e| e.to_string())?;
+    lifecycles.sort_by(|a, b| a.0.cmp(&b.0));
+    let summary: Vec<(&str, Option<i64>, Option<i64>)> = lifecycles
+        .iter()
+        .map(|(sid, l)| (sid.as_str(), l.expires_at, l.trashed.as_ref().map(|t| t.at)))
+        .collect();
+    if summary != [("plain", None, Some(11)), ("ünï €", Some(4_000_000_000_000), None)] {
+        return Err(format!("lifecycles after the migration: {summary:?}"));
     }
     // Migrated sessions are read from their entry rows at once (no replay on first read).
     let schema = &config.schema;

@@ -9,6 +9,7 @@
 pub mod api_schema;
 mod call_event;
 mod convert;
+mod js;
 mod rebuild;
 mod workspace;
 

@@ -16,13 +16,13 @@ struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
-        js_sys::Date::now() as i64
+        crate::js::date_now() as i64
     }
 }
 
 /// 128 random bits from `Math.random` (ids only need to be unique, not secret).
 fn random_u128() -> u128 {
-    (0..4).fold(0u128, |acc, _| (acc << 32) | (js_sys::Math::random() * 4_294_967_296.0) as u128)
+    (0..4).fold(0u128, |acc, _| (acc << 32) | (crate::js::math_random() * 4_294_967_296.0) as u128)
 }
 
 /// Options of `new Workspace(options?)`; every field is optional.
@@ -189,7 +189,7 @@ impl Workspace {
 
     /// Current clock value (ms).
     pub fn now(&self) -> f64 {
-        self.manual.as_ref().map_or_else(js_sys::Date::now, |c| c.now_ms() as f64)
+        self.manual.as_ref().map_or_else(crate::js::date_now, |c| c.now_ms() as f64)
     }
 
     /// Sets the manual clock (deterministic workspaces only).

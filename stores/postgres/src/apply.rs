@@ -467,7 +467,7 @@ async fn append_chunk(
 }
 
 /// A lifecycle as its row holds it (`None`: an empty one has no row).
-fn lifecycle_text(lifecycle: &Lifecycle) -> Result<Option<String>, StoreError> {
+pub(super) fn lifecycle_text(lifecycle: &Lifecycle) -> Result<Option<String>, StoreError> {
     if lifecycle.is_empty() {
         return Ok(None);
     }
@@ -475,7 +475,7 @@ fn lifecycle_text(lifecycle: &Lifecycle) -> Result<Option<String>, StoreError> {
 }
 
 /// Writes (or with `None` removes) the session's lifecycle row.
-async fn write_lifecycle(
+pub(super) async fn write_lifecycle(
     client: &impl GenericClient,
     sql: &Sql,
     key: &[u8],

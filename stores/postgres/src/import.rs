@@ -1,5 +1,5 @@
 //! Whole sessions written at once (`session-manager migrate`): a session's replayed state as the
-//! snapshot that starts its log, its entry rows and its attachments, replacing whatever the
+//! snapshot that starts its log, its entry rows, its lifecycle row and its attachments, replacing whatever the
 //! schema held for it, in one transaction under the session row's lock.
 
 use deadpool_postgres::Transaction;
@@ -7,7 +7,7 @@ use session_core::record::SessionState;
 use session_core::wire::AttachmentMeta;
 use session_core::StoreError;
 
-use super::apply::{lock_row, put_attachment, rewrite_log};
+use super::apply::{lifecycle_text, lock_row, put_attachment, rewrite_log, write_lifecycle};
 use super::cache::{lock, Replayed};
 use super::db::{db_error, execute};
 use super::entry_rows::EntryRows;
@@ -43,6 +43,7 @@ async fn replace(
 ) -> Result<(), StoreError> {
     lock_row(tx, sql, key).await?;
     execute(tx, "replace the attachments", &sql.delete_attachments, &[&key]).await?;
+    write_lifecycle(tx, sql, key, lifecycle_text(&state.lifecycle)?.as_deref()).await?;
     let mut replayed = Replayed { state, ..Replayed::none() };
     rewrite_log(tx, sql, key, &mut replayed).await?;
     EntryRows::whole(&replayed.state).write(tx, sql, key, true).await?;
