@@ -299,11 +299,39 @@ async fn answers_within(
     payload: String,
     expected: String,
 ) {
-    let state = st(w);
+    poll_until_answer(st(w), None, ms, &function_id, &payload, &expected).await;
+}
+
+/// [`answers_within`] on one instance of a topology.
+#[then(
+    regex = r#"^within (\d+) ms on "([^"]+)" the client call "([^"]+)" with (\{.*\}) answers (.+)$"#
+)]
+async fn answers_within_on(
+    w: &mut SessionWorld,
+    ms: u64,
+    instance: String,
+    function_id: String,
+    payload: String,
+    expected: String,
+) {
+    poll_until_answer(st(w), Some(&instance), ms, &function_id, &payload, &expected).await;
+}
+
+async fn poll_until_answer(
+    state: &mut EngineState,
+    instance: Option<&str>,
+    ms: u64,
+    function_id: &str,
+    payload: &str,
+    expected: &str,
+) {
     let started = Instant::now();
-    let (payload, expected) = (subst(state, &payload), subst(state, &expected));
+    let (payload, expected) = (subst(state, payload), subst(state, expected));
     loop {
-        call(state, &function_id, payload.clone()).await;
+        match instance {
+            Some(name) => super::bridge::call_on(state, name, function_id, payload.clone()).await,
+            None => call(state, function_id, payload.clone()).await,
+        }
         if matches!(&state.last, Some(Ok(got)) if *got == expected) {
             println!("      answered {expected} after {} ms", started.elapsed().as_millis());
             return;
