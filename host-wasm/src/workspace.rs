@@ -1,7 +1,7 @@
 //! The `Workspace` class: a `MemStore`, a clock (`Date.now`, or a manual clock for deterministic
 //! runs), ids (random, or `SeqIds`) and limits, and the calls JavaScript makes on it.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use session_core::env::{Clock, IdGen};
 use session_core::{catalog, simulate, transfer};
@@ -26,9 +26,8 @@ fn random_u128() -> u128 {
 }
 
 /// Options of `new Workspace(options?)`; every field is optional.
-#[derive(Debug, Default, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(default)]
+#[derive(Debug, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema), serde(default))]
 pub(crate) struct WorkspaceOptions {
     /// Manual clock at 1 000 000 ms and sequential ids (contract §0.4).
     deterministic: bool,
@@ -44,6 +43,41 @@ pub(crate) struct WorkspaceOptions {
     feed_retention_bytes: Option<u64>,
     /// Seconds a trashed session is kept before `session::sweep` purges it.
     trash_retention_secs: Option<u64>,
+}
+
+impl WorkspaceOptions {
+    /// The options of a JSON object, read field by field (a derived decoder would cost the bundle
+    /// one more instance of serde's): `null` or absent is the default, unknown fields are
+    /// ignored, a value of the wrong type is refused.
+    fn from_json(value: Value) -> Result<Self, SessionError> {
+        let Value::Object(fields) = value else {
+            return Err(SessionError::bad_request_shape("workspace options must be an object"));
+        };
+        let mut options = WorkspaceOptions::default();
+        for (name, value) in &fields {
+            let refused = |expected: &str| {
+                SessionError::bad_request_shape(format_args!("option {name}: expected {expected}"))
+            };
+            let count = || value.as_u64().ok_or_else(|| refused("a non-negative integer"));
+            let size = || count().and_then(|n| usize::try_from(n).map_err(|_| refused("a size")));
+            if value.is_null() {
+                continue;
+            }
+            match name.as_str() {
+                "deterministic" => {
+                    options.deterministic = value.as_bool().ok_or_else(|| refused("a boolean"))?
+                }
+                "default_list_limit" => options.default_list_limit = Some(size()?),
+                "max_list_limit" => options.max_list_limit = Some(size()?),
+                "max_attachment_bytes" => options.max_attachment_bytes = Some(count()?),
+                "feed_retention" => options.feed_retention = Some(size()?),
+                "feed_retention_bytes" => options.feed_retention_bytes = Some(count()?),
+                "trash_retention_secs" => options.trash_retention_secs = Some(count()?),
+                _ => {}
+            }
+        }
+        Ok(options)
+    }
 }
 
 /// What `simulationSteps` returns: the imported file's summary and the calls that rebuild it.
@@ -106,8 +140,7 @@ impl Workspace {
         let options: WorkspaceOptions = if options.is_undefined() || options.is_null() {
             WorkspaceOptions::default()
         } else {
-            serde_json::from_value(from_js(options)?)
-                .map_err(|e| error(&SessionError::bad_request_shape(e)))?
+            WorkspaceOptions::from_json(from_js(options)?).map_err(|e| error(&e))?
         };
         let defaults = Limits::default();
         let limits = Limits {

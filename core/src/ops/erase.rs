@@ -105,7 +105,9 @@ pub fn run_with(
 
 fn held_bytes(store: &dyn Store, session_id: &str) -> Result<u64> {
     let mut bytes = 0;
-    if let Some(meta) = store.get_meta(session_id)? {
+    let view = crate::store::StoreView { store, session_id };
+    let trashed = super::trash::lifecycle_of(&view)?.trashed.map(|t| t.meta);
+    if let Some(meta) = store.get_meta(session_id)?.or(trashed) {
         bytes += json_len(&meta);
     }
     for entry in store.list_entries(session_id)? {

@@ -29,7 +29,7 @@ fn an_erased_tenant_leaves_no_byte_behind() {
     };
     let message = |text: &str| json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1});
     let base64_marker = "bXkgU1NOIGlzIDEyMy00NS02Nzg5";
-    for sid in ["t1", "t2"] {
+    for sid in ["t1", "t2", "t3"] {
         let metadata = json!({"owner": "u_1", "note": MARKER});
         call("session::ensure", json!({"session_id": sid, "title": MARKER, "metadata": metadata}));
         call(
@@ -55,6 +55,9 @@ fn an_erased_tenant_leaves_no_byte_behind() {
         let put = json!({"session_id": sid, "name": "note.txt", "mime": "text/plain", "data": base64_marker});
         call("session::put-attachment", put);
     }
+    // One of them in the trash, with an expiry: its parked meta is in its log and the catalog.
+    call("session::set-expiry", json!({"session_id": "t3", "expires_at": 9_000_000_000_000i64}));
+    call("session::trash", json!({"session_id": "t3"}));
     call("session::ensure", json!({"session_id": "kept", "metadata": {"owner": "u_2"}}));
     call(
         "session::append",
@@ -65,7 +68,7 @@ fn an_erased_tenant_leaves_no_byte_behind() {
     assert!(!files_with_marker(dir.path()).is_empty(), "the test wrote the marker");
 
     let erased = call("session::erase", json!({"metadata": {"owner": "u_1"}}));
-    assert_eq!(erased["erased"], 2, "{erased}");
+    assert_eq!(erased["erased"], 3, "{erased}");
     assert!(erased["bytes"].as_u64().unwrap_or(0) > 4 * MARKER.len() as u64, "{erased}");
     assert_eq!(files_with_marker(dir.path()), Vec::<String>::new(), "while the store runs");
     assert_eq!(call("session::messages", json!({"session_id": "kept"})), kept_before);
