@@ -214,10 +214,11 @@ impl Workspace {
         transfer::file_name(session_id)
     }
 
-    /// Ids of every stored session, sorted.
-    #[wasm_bindgen(js_name = sessionIds)]
-    pub fn session_ids(&self) -> Vec<String> {
-        self.store.session_ids()
+    /// Ids of every stored session, sorted (a trashed one too).
+    #[wasm_bindgen(js_name = sessionIds, unchecked_return_type = "string[]")]
+    pub fn session_ids(&self) -> Result<JsValue, JsValue> {
+        // Through the JSON encoding every answer takes, not a second, `String`-array one.
+        to_js(&self.store.session_ids())
     }
 
     /// Current clock value (ms).

@@ -25,6 +25,14 @@ impl FsStore {
         let sid = changes.session_id.as_str();
         let ctx = self.ctx();
         let loaded = slot.as_mut().ok_or_else(not_loaded)?;
+        let sets_lifecycle = changes
+            .writes
+            .iter()
+            .any(|w| matches!(w, Write::Trash { .. } | Write::Restore | Write::SetExpiry(_)));
+        if sets_lifecycle {
+            let durable = ctx.sync != SyncMode::Never;
+            crate::lifecycle_ids::note(&*self.cfg.io, &self.cfg.data_dir, sid, durable)?;
+        }
         let planned = read_bodies(loaded, &ctx, sid, &changes.writes)
             .and_then(|()| plan_session_writes_in_place(&mut loaded.state, &changes.writes));
         let (log, mut applied) = match planned {

@@ -18,7 +18,8 @@
 //! * **Memory:** sessions load on first touch; an LRU pass evicts idle sessions past the budget.
 //! * **Indexed reads:** a message page is a window of the cached state's path index, a list page
 //!   one of the catalog's list order (issue 12).
-//! * **Listing:** `catalog.rs`; **compaction:** when a file exceeds twice its live snapshot.
+//! * **Listing:** `catalog.rs` (and `lifecycle_ids.rs`: which files a catalog rebuild reads whole);
+//!   **compaction:** when a file exceeds twice its live snapshot.
 
 mod apply;
 mod attachment_writes;
@@ -34,6 +35,7 @@ mod group_wait;
 mod inline;
 mod io;
 mod journal;
+mod lifecycle_ids;
 mod meta_catalog;
 mod offline;
 mod session;
@@ -67,6 +69,7 @@ pub use deferred::Deferred;
 pub use faulty::{Fault, FaultyIo, IoOp};
 pub use flush::Flushes;
 pub use journal::Landing;
+pub use lifecycle_ids::LIFECYCLE_IDS_FILE;
 pub use meta_catalog::CATALOG_FILE;
 pub use offline::{Offline, WholeSession};
 pub use sync::SyncMode;

@@ -35,6 +35,7 @@ use session_core::wire::SessionMeta;
 use session_core::StoreError;
 
 use super::io::{io_err, write_atomic, Stamp};
+use super::lifecycle_ids;
 use super::vfs::FsIo;
 
 /// Name of the catalog file inside `data_dir`.
@@ -135,7 +136,7 @@ impl Catalog {
     pub(crate) fn refresh(&self, data_dir: &Path, sid: &str) {
         let mut guard = self.lock();
         let Some(metas) = guard.as_mut() else { return };
-        match scan(&data_dir.join(format!("{}.jsonl", enc(sid)))) {
+        match scan(&data_dir.join(format!("{}.jsonl", enc(sid))), true) {
             Ok(listing) => metas.set(sid, listing),
             Err(e) => {
                 eprintln!("session-manager: fs store: catalog refresh of {sid:?}: {e}");
@@ -208,7 +209,8 @@ impl Catalog {
         }
         let path = data_dir.join(CATALOG_FILE);
         let tmp = data_dir.join(format!("{CATALOG_FILE}.tmp"));
-        write_atomic(io, &path, &tmp, &out, true)
+        write_atomic(io, &path, &tmp, &out, true)?;
+        lifecycle_ids::rewrite(io, data_dir, metas.lifecycles.keys())
     }
 }
 
@@ -223,6 +225,7 @@ fn read_saved(data_dir: &Path) -> HashMap<String, (Stamp, Listing)> {
 
 fn build(data_dir: &Path) -> Result<Metas, StoreError> {
     let saved = read_saved(data_dir);
+    let with_lifecycle = lifecycle_ids::read(data_dir);
     let entries = fs::read_dir(data_dir).map_err(|e| io_err("list", data_dir, &e))?;
     let mut metas = Metas::default();
     for entry in entries {
@@ -242,7 +245,7 @@ fn build(data_dir: &Path) -> Result<Metas, StoreError> {
         };
         let listing = match saved.get(name) {
             Some((stamp, listing)) if *stamp == Stamp::of(&stat) => listing.clone(),
-            _ => scan(&entry.path())?,
+            _ => scan(&entry.path(), with_lifecycle.contains(&sid))?,
         };
         if listing.meta.is_some() || !listing.lifecycle.is_empty() {
             metas.set(&sid, listing);
@@ -251,14 +254,15 @@ fn build(data_dir: &Path) -> Result<Metas, StoreError> {
     Ok(metas)
 }
 
-/// The meta and lifecycle a replay of the file would end with: a file that may hold a lifecycle
-/// record ([`may_hold_lifecycle`], read through once) is replayed; of any other, the meta is
-/// found reading the last 64 KiB first.
-fn scan(path: &PathBuf) -> Result<Listing, StoreError> {
+/// The meta and lifecycle a replay of the file would end with. A file that `may_have_lifecycle`
+/// (its id is in [`lifecycle_ids`]) is read through once for the lifecycle tags
+/// ([`may_hold_lifecycle`]) and replayed when one is there; of any other, the meta is found
+/// reading the last 64 KiB first.
+fn scan(path: &PathBuf, may_have_lifecycle: bool) -> Result<Listing, StoreError> {
     let read = || -> io::Result<Listing> {
         let mut file = File::open(path)?;
         let len = file.metadata()?.len();
-        if file_may_hold_lifecycle(&mut file)? {
+        if may_have_lifecycle && file_may_hold_lifecycle(&mut file)? {
             file.seek(SeekFrom::Start(0))?;
             let mut all = Vec::new();
             file.read_to_end(&mut all)?;
