@@ -104,7 +104,8 @@ fn trash_list_trash_restore_then_the_sweep_purges_after_the_retention() {
     assert_eq!(gone["response"], Value::Null);
     let purged = call(&ws, "session::restore", json!({ "session_id": "s1" }));
     assert_eq!(purged["response"], json!({ "restored": false }));
-    assert_eq!(ws.session_ids(), ["s2"]);
+    let ids: Value = serde_wasm_bindgen::from_value(ws.session_ids().expect("ids")).expect("JSON");
+    assert_eq!(ids, json!(["s2"]));
 }
 
 #[wasm_bindgen_test]

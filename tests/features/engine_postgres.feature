@@ -99,19 +99,22 @@ Feature: instances on many engines sharing one PostgreSQL database
     Then the engine response field "messages" has 1 item
     And on "instance 1" handler "added" receives 1 event
 
-  # Prevents: an expiry or a trash honoured by one instance only, or a sweep by both instances
-  # deleting (and announcing) a session twice.
+  # Prevents: an expiry or a trash honoured by one instance only, a sweep by both instances
+  # deleting (and announcing) a session twice, or another instance filtering a trash's event on
+  # the meta it no longer lists.
   @engine @serial
   Scenario: an expiry set through one instance is swept once, and a trash hides the session on the other
     Given 2 engines with session-manager on one postgres database
     And on "instance 2" handler "gone" is bound to "session::deleted" with config {}
+    And on "instance 2" handler "owned" is bound to "session::deleted" with config {"metadata": {"owner": "u"}}
     When on "instance 1" the client calls "session::create" with {"title": "brief"} and keeps "session_id" as "sid"
-    And on "instance 1" the client calls "session::create" with {"title": "binned"} and keeps "session_id" as "bin"
+    And on "instance 1" the client calls "session::create" with {"title": "binned", "metadata": {"owner": "u"}} and keeps "session_id" as "bin"
     And on "instance 1" the client calls "session::set-expiry" with {"session_id": "${sid}", "expires_at": 0}
     Then within 2000 ms on "instance 2" the client call "session::get" with {"session_id": "${sid}"} answers null
-    When on "instance 2" the client calls "session::trash" with {"session_id": "${bin}"}
-    And on "instance 1" the client calls "session::list" with {}
+    When on "instance 1" the client calls "session::trash" with {"session_id": "${bin}"}
+    And on "instance 2" the client calls "session::list" with {}
     Then the engine response field "sessions" has 0 items
-    When on "instance 1" the client calls "session::list-trash" with {}
+    When on "instance 2" the client calls "session::list-trash" with {}
     Then the engine response field "total" is 1
     And on "instance 2" handler "gone" receives 2 events
+    And on "instance 2" handler "owned" receives 1 event

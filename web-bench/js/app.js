@@ -1,17 +1,18 @@
-// web-bench: the page controller: loading files, the session list, selection, branch switching,
-// forking, export, the simulation panel and rebuilding a session from its change feed, all
-// through the wasm Workspace.
+// web-bench: the page controller: loading files, the session list and its trash, selection,
+// branch switching, forking, export, the simulation panel and rebuilding a session from its change
+// feed, all through the wasm Workspace (which a timer sweeps every second).
 import { h } from './blocks.js';
 import { Transcript } from './transcript.js';
 import { renderTree, shape } from './tree.js';
-import { SessionList } from './sessions.js';
+import { SessionList, TrashList } from './sessions.js';
 import { Simulation } from './simulation.js';
 import { showRebuild } from './feed.js';
 import { loadWasm, Store } from './wasm.js';
 
 const $ = (id) => document.getElementById(id);
 // `trees`: each session's tree shape, read once (entries only change by loading or forking).
-const state = { store: null, sources: new Map(), selected: null, simulation: null, transcript: null, trees: new Map(), list: null };
+const state = { store: null, sources: new Map(), selected: null, simulation: null, transcript: null, trees: new Map(), list: null, trash: null };
+const SWEEP_MS = 1000;
 
 function status(text, isError = false) {
   $('status').textContent = text;
@@ -28,6 +29,24 @@ function allSessions() {
     cursor = page.next_cursor;
   } while (cursor);
   return metas;
+}
+
+/** Every trashed session, newest trashed first (session::list-trash pages). */
+function allTrashed() {
+  const trashed = [];
+  for (;;) {
+    const page = state.store.ask('session::list-trash', { limit: 500, offset: trashed.length });
+    trashed.push(...page.sessions);
+    if (page.sessions.length === 0 || trashed.length >= page.total) return trashed;
+  }
+}
+
+/** Re-reads the live sessions and the trash (`selected` marked); the live metas. */
+function refreshLists(selected = state.selected) {
+  const live = allSessions();
+  state.list.render(live, selected);
+  state.trash.render(allTrashed());
+  return live;
 }
 
 /** Loads exported .jsonl files (File objects) into the workspace. */
@@ -48,7 +67,7 @@ export async function loadFiles(files) {
     }
   }
   status(notes.join(' · '));
-  state.list.render(allSessions(), state.selected);
+  refreshLists();
   if (first) select(first);
 }
 
@@ -90,9 +109,94 @@ export function select(sessionId, focusEntry) {
   if (!state.trees.has(sessionId)) state.trees.set(sessionId, shape(state.store, sessionId));
   const leaf = state.store.ask('session::store::get-active-leaf', { session_id: sessionId }).entry_id;
   renderTree($('tree'), state.trees.get(sessionId), leaf, switchLeaf, focusEntry);
-  $('export-button').disabled = false;
-  $('simulate-button').disabled = false;
-  $('rebuild-button').disabled = false;
+  setSessionButtons(true);
+}
+
+function setSessionButtons(enabled) {
+  for (const id of ['export-button', 'simulate-button', 'rebuild-button', 'trash-button']) $(id).disabled = !enabled;
+}
+
+/** Shows no session (the last live one went to the trash or was swept). */
+function clearSelection() {
+  state.simulation?.pause();
+  state.simulation = null;
+  $('simulation-section').hidden = true;
+  clearRebuild();
+  state.selected = null;
+  $('session-header').replaceChildren();
+  showTranscript(null);
+  $('transcript').replaceChildren();
+  $('tree').replaceChildren();
+  setSessionButtons(false);
+}
+
+/** The live session now at index `at` (the last when past the end), or null when none is left. */
+const neighbour = (live, at) => live[Math.min(at, live.length - 1)]?.session_id ?? null;
+
+/** After the shown session left the live list: shows the session now in its place, or none. */
+function selectAfter(live, at, focus) {
+  const next = neighbour(live, at);
+  if (!next) {
+    clearSelection();
+    if (focus) document.querySelector('#trash-section summary').focus();
+    return;
+  }
+  select(next);
+  if (focus) state.list.focus(next);
+}
+
+/**
+ * Moves a live session to the trash (session::trash), then re-lists both groups; the shown session
+ * gives way to its neighbour. `focus`: keep the keyboard in the list (Delete pressed there).
+ */
+function trashSession(sessionId, focus = false) {
+  try {
+    const at = allSessions().findIndex((m) => m.session_id === sessionId);
+    const { response, events } = state.store.call('session::trash', { session_id: sessionId });
+    if (!response.trashed) return status(`${sessionId} is not a live session`, true);
+    status(`moved ${sessionId} to the trash (${events.map((e) => e.trigger_type).join(', ')}), purged ${new Date(response.purge_at).toLocaleString()}`);
+    const wasShown = sessionId === state.selected;
+    const live = refreshLists(wasShown ? null : state.selected);
+    if (wasShown) selectAfter(live, at, focus);
+    else if (focus) state.list.focus(neighbour(live, at));
+  } catch (error) {
+    status(`${error.code}: ${error.message}`, true);
+  }
+}
+
+/** Brings a trashed session back (session::restore), re-lists both groups and shows it. */
+function restoreSession(sessionId) {
+  try {
+    const { response, events } = state.store.call('session::restore', { session_id: sessionId });
+    if (!response.restored) {
+      refreshLists();
+      return status(`${sessionId} is no longer in the trash`, true);
+    }
+    status(`restored ${sessionId} (${events.map((e) => e.trigger_type).join(', ')})`);
+    refreshLists(sessionId);
+    select(sessionId);
+    // Its Restore button is gone: the keyboard goes on from the restored session.
+    state.list.focus(sessionId);
+  } catch (error) {
+    status(`${error.code}: ${error.message}`, true);
+  }
+}
+
+/** session::sweep (expired sessions, trash past its retention); re-lists when it removed any. */
+function sweep() {
+  let swept;
+  try {
+    swept = state.store.ask('session::sweep', {});
+  } catch (error) {
+    return status(`sweep: ${error.code}: ${error.message}`, true);
+  }
+  if (swept.expired + swept.purged === 0) return;
+  status(`sweep: ${swept.expired} expired, ${swept.purged} purged from the trash`);
+  const shown = [...$('sessions').querySelectorAll('[role="option"]')].map((o) => o.dataset.session);
+  const live = refreshLists();
+  if (state.selected && !live.some((m) => m.session_id === state.selected)) {
+    selectAfter(live, Math.max(0, shown.indexOf(state.selected)), false);
+  }
 }
 
 function clearRebuild() {
@@ -124,7 +228,7 @@ function fork(entryId) {
   try {
     const { response, events } = state.store.call('session::fork', { session_id: state.selected, entry_id: entryId });
     status(`forked at ${entryId} → ${response.session_id} (${events.map((e) => e.trigger_type).join(', ')})`);
-    state.list.render(allSessions(), response.session_id);
+    refreshLists(response.session_id);
     select(response.session_id);
   } catch (error) {
     status(`${error.code}: ${error.message}`, true);
@@ -168,7 +272,9 @@ function simulate() {
 async function boot() {
   await loadWasm();
   state.store = new Store();
-  state.list = new SessionList($('sessions'), (sessionId) => select(sessionId));
+  state.list = new SessionList($('sessions'), (sessionId) => select(sessionId), (sessionId) => trashSession(sessionId, true));
+  state.trash = new TrashList($('trash'), $('trash-count'), restoreSession);
+  state.trash.render([]);
   $('open-button').addEventListener('click', () => $('file-input').click());
   $('file-input').addEventListener('change', (e) => loadFiles([...e.target.files]));
   const zone = document.body;
@@ -182,10 +288,12 @@ async function boot() {
   $('export-button').addEventListener('click', exportSelected);
   $('simulate-button').addEventListener('click', simulate);
   $('rebuild-button').addEventListener('click', rebuild);
+  $('trash-button').addEventListener('click', () => state.selected && trashSession(state.selected));
   $('sim-step').addEventListener('click', () => state.simulation?.step());
   $('sim-play').addEventListener('click', () => state.simulation?.play());
   $('sim-reset').addEventListener('click', () => state.simulation?.reset());
-  window.bench = { state, loadFiles, select };
+  setInterval(sweep, SWEEP_MS);
+  window.bench = { state, loadFiles, select, sweep };
   document.body.dataset.ready = 'true';
   status('ready — open or drop exported .jsonl files');
 }

@@ -1,6 +1,7 @@
-// web-bench: keyboard, screen-reader roles, layout and leak checks of the page: the session list,
-// entry tree and run toggles driven by the keyboard only; what selecting a session reads; the
-// layout at 1400×900 and 1024×768 with a session of real generated ids (screenshots in target/).
+// web-bench: keyboard, screen-reader roles, layout and leak checks of the page: the session list
+// (Delete moving a session to the trash, its Restore button bringing it back), entry tree and run
+// toggles driven by the keyboard only; what selecting a session reads; the layout at 1400×900 and
+// 1024×768 with a session of real generated ids (screenshots in target/).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -160,16 +161,54 @@ test('selecting a session reads only what it shows (no re-listing, no re-reading
     window.__calls = [];
     ws.call = (id, request) => { window.__calls.push(id); return call(id, request); };
   });
+  // The page's once-a-second session::sweep is no read of the selection.
   const reads = async (action) => {
     await page.evaluate(() => { window.__calls.length = 0; });
     await action();
-    return page.evaluate(() => [...window.__calls].sort());
+    return page.evaluate(() => window.__calls.filter((id) => id !== 'session::sweep').sort());
   };
   const shown = ['session::get', 'session::messages-tail', 'session::store::get-active-leaf'];
   assert.deepEqual(await reads(() => page.click('#sessions [data-session="s_002"]')), shown);
   assert.deepEqual(await reads(() => page.click('#sessions [data-session="s_001"]')), shown);
   assert.deepEqual(await reads(() => page.click('#tree .node[data-entry="e_012"]')), ['session::set-active-leaf', ...shown].sort());
   await page.click('#tree .node[data-entry="e_011"]');
+});
+
+test('keyboard: Delete moves the focused session to the trash, its Restore button brings it back', async () => {
+  await page.click('#sessions [data-session="s_001"]');
+  await page.evaluate(() => document.activeElement?.blur());
+  await tabTo('#sessions [role="option"]');
+  await page.keyboard.press('ArrowDown');
+  assert.equal((await focused()).session, 's_002');
+  await page.keyboard.press('Delete');
+  await page.waitForSelector('#sessions [data-session="s_002"]', { state: 'detached' });
+  const after = await focused();
+  assert.deepEqual([after.role, after.session], ['option', 's_001'], 'focus goes on to its neighbour');
+  assert.equal(await header(), 'Refactor the parser', 'the shown session stays shown');
+  assert.equal(await page.textContent('#trash-count'), '1');
+  assert.equal(await page.getAttribute('#sessions', 'aria-describedby'), 'sessions-keys');
+  assert.match(await page.textContent('#sessions-keys'), /Delete moves to the trash/);
+
+  await tabTo('#trash-section summary');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.getAttribute('#trash-section', 'open'), '', 'Enter opens the Trash group');
+  await tabTo('#trash button.restore');
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Restore Empty scratch session');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#sessions [data-session="s_002"]');
+  const restored = await focused();
+  assert.deepEqual([restored.role, restored.session, restored.selected], ['option', 's_002', 'true'],
+    'the restored session is shown and focused');
+  assert.equal(await header(), 'Empty scratch session');
+  assert.equal(await page.textContent('#trash-count'), '0');
+  assert.deepEqual(await page.$$eval('#sessions [role="option"]', (os) => os.map((o) => [o.dataset.session, o.tabIndex])),
+    [['s_001', -1], ['s_002', 0]]);
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Enter');
+  assert.equal(await header(), 'Refactor the parser');
+  await tabTo('#trash-section summary');
+  await page.keyboard.press(' ');
+  assert.equal(await page.getAttribute('#trash-section', 'open'), null, 'Space closes it');
 });
 
 test('leaks: one IntersectionObserver connected at a time; exported object URLs are revoked', async () => {

@@ -1,6 +1,7 @@
 // web-bench: end-to-end test: the page loads the native-exported fixture, renders the transcript,
 // opens a collapsed run, switches branch, forks, exports, simulates (each event with its feed
-// seq), rebuilds sessions from their change feed and saves a screenshot.
+// seq), rebuilds sessions from their change feed, moves a session to the trash and restores it,
+// and saves a screenshot.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -151,4 +152,39 @@ test('rebuilds workspace sessions from their feeds: the loaded log, and a fork t
   await page.waitForSelector('#rebuild-result[data-matches]');
   assert.equal(await page.getAttribute('#rebuild-result', 'data-matches'), 'true');
   assert.match(await page.textContent('#rebuild-result'), /snapshot at seq 1 \(fork\)/);
+});
+
+test('moves a session to the trash and restores it: out of the live list, into the Trash group, back as it was', async () => {
+  await page.click('#sessions li[data-session="s_001"]');
+  const before = { item: await page.textContent('#sessions li[data-session="s_001"]'), transcript: await transcriptText(),
+    header: await page.textContent('#session-header') };
+  assert.match(before.item, /Refactor the parser.*done.*11 messages/);
+  await page.click('#trash-button');
+  await page.waitForSelector('#sessions li[data-session="s_001"]', { state: 'detached' });
+  assert.match(await page.textContent('#status'), /moved s_001 to the trash \(session::deleted\)/);
+  assert.equal(await page.getAttribute('#sessions li[aria-selected="true"]', 'data-session'), 's_002', 'its neighbour is shown');
+  assert.match(await page.textContent('#session-header'), /Empty scratch session/);
+  assert.equal(await page.textContent('#trash-count'), '1');
+  const trashed = page.locator('#trash li[data-session="s_001"]');
+  assert.equal(await trashed.isVisible(), false, 'the Trash group starts closed');
+  await page.click('#trash-section summary');
+  assert.match(await trashed.textContent(), /Refactor the parser.*trashed \S+.*11 messages/s);
+  const at = Date.parse(await trashed.locator('time.trashed-at').getAttribute('datetime'));
+  assert.ok(Math.abs(Date.now() - at) < 60_000, 'trashed just now');
+  const listed = await page.evaluate(() => window.bench.state.store.ask('session::list-trash', {}));
+  assert.deepEqual(listed.sessions.map((t) => t.meta.session_id), ['s_001']);
+  assert.equal(listed.sessions[0].trashed_at, at);
+
+  await trashed.locator('button.restore').click();
+  await page.waitForSelector('#sessions li[data-session="s_001"]');
+  assert.match(await page.textContent('#status'), /restored s_001 \(session::created\)/);
+  assert.equal(await page.textContent('#trash-count'), '0');
+  assert.equal(await page.locator('#trash li[data-session]').count(), 0);
+  assert.deepEqual(await page.$$eval('#sessions li', (lis) => lis.map((li) => li.dataset.session)).then((ids) => ids.slice(0, 2)),
+    ['s_001', 's_002'], 'back in its place (created_asc)');
+  assert.equal(await page.getAttribute('#sessions li[data-session="s_001"]', 'aria-selected'), 'true', 'and shown');
+  assert.equal(await page.textContent('#sessions li[data-session="s_001"]'), before.item, 'same title, status and message count');
+  assert.equal(await page.textContent('#session-header'), before.header);
+  assert.equal(await transcriptText(), before.transcript, 'same messages');
+  await page.click('#trash-section summary');
 });

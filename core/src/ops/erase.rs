@@ -105,9 +105,7 @@ pub fn run_with(
 
 fn held_bytes(store: &dyn Store, session_id: &str) -> Result<u64> {
     let mut bytes = 0;
-    let view = crate::store::StoreView { store, session_id };
-    let trashed = super::trash::lifecycle_of(&view)?.trashed.map(|t| t.meta);
-    if let Some(meta) = store.get_meta(session_id)?.or(trashed) {
+    if let Some(meta) = super::trash::meta_or_trashed(store, session_id)? {
         bytes += json_len(&meta);
     }
     for entry in store.list_entries(session_id)? {

@@ -17,7 +17,7 @@ use crate::lifecycle::Lifecycle;
 use crate::store::{ChangeSet, SessionView, Store, Write};
 use crate::wire::{
     DeletedEvent, ListTrashRequest, ListTrashResponse, RestoreRequest, RestoreResponse,
-    TrashRequest, TrashResponse, TrashedSession,
+    SessionMeta, TrashRequest, TrashResponse, TrashedSession,
 };
 
 pub fn trash(
@@ -97,4 +97,14 @@ pub fn refuse_trashed(view: &dyn SessionView) -> Result<()> {
 /// attachment by id) must not see it.
 pub fn is_trashed(store: &dyn Store, session_id: &str) -> Result<bool> {
     Ok(lifecycle_of(&crate::store::StoreView { store, session_id })?.trashed.is_some())
+}
+
+/// The session's meta, or the one its trash parked: what its events' binding filters and an
+/// erasure's byte count go by.
+pub fn meta_or_trashed(store: &dyn Store, session_id: &str) -> Result<Option<SessionMeta>> {
+    if let Some(meta) = store.get_meta(session_id)? {
+        return Ok(Some(meta));
+    }
+    let trashed = lifecycle_of(&crate::store::StoreView { store, session_id })?.trashed;
+    Ok(trashed.map(|t| t.meta))
 }

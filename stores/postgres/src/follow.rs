@@ -265,7 +265,9 @@ async fn read_into(
             // That epoch ended (the session was deleted since): its deletion's row delivers it.
             return Ok(Vec::new());
         }
-        let metadata = store.get_meta(sid).ok().flatten().and_then(|m| m.metadata);
+        // A trashed session's events (its trash's `session::deleted`) filter on its parked meta.
+        let meta = session_core::ops::trash::meta_or_trashed(store, sid).ok().flatten();
+        let metadata = meta.and_then(|m| m.metadata);
         let in_range = page.changes.into_iter().filter(|c| c.seq > from && c.seq <= last);
         Ok(in_range
             .filter_map(|change| {
