@@ -20,6 +20,7 @@ const FIXTURE_LIMITS: Limits = Limits {
     max_attachment_bytes: 64,
     feed_retention: 4,
     feed_retention_bytes: session_core::feed::DEFAULT_RETENTION_BYTES,
+    trash_retention_secs: session_core::lifecycle::DEFAULT_TRASH_RETENTION_SECS,
 };
 
 /// How many ids of each kind a `SeqIds` has handed out.
