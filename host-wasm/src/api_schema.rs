@@ -119,6 +119,22 @@ fn closed_object(properties: Map<String, Value>, description: Option<&str>) -> V
     schema
 }
 
+/// Request fields the Rust side takes as any JSON (`Value`, so that the core refuses a malformed
+/// one with its own message) although the wire contract is narrower: their schema has no `type`,
+/// which json-schema-to-typescript would declare as an object. The declarations say what to send.
+fn narrow_json_fields(defs: &mut Definitions) {
+    let narrowed = [("SetExpiryRequest", "expires_at", json!(["integer", "null"]))];
+    for (type_name, field, json_type) in narrowed {
+        let schema =
+            defs.0.get_mut(type_name).and_then(|t| t.pointer_mut(&format!("/properties/{field}")));
+        let Some(Value::Object(schema)) = schema else {
+            panic!("{type_name}.{field} is no longer in the api schema: update narrow_json_fields")
+        };
+        assert!(!schema.contains_key("type"), "{type_name}.{field} is typed now: drop it here");
+        schema.insert("type".into(), json_type);
+    }
+}
+
 /// The document: `definitions` (every named type, including `Functions` — function id →
 /// `{ request, response }` —, `Events` — public trigger type → payload —, `ExtensionEvents` —
 /// extension trigger type → delivery — and `ChangePayloads` — feed change type → payload) plus
@@ -140,6 +156,7 @@ pub fn document() -> Value {
             .insert(op.id.into(), closed_object(pair.into_iter().collect(), Some(op.description)));
         listed.push(json!({ "id": op.id, "kind": kind, "extension": extension }));
     }
+    narrow_json_fields(&mut defs);
     let mut payloads = Map::new();
     for trigger_type in PUBLIC_TRIGGER_TYPES {
         let (name, schema) = payload_schema(trigger_type);

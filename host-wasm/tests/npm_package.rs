@@ -64,3 +64,12 @@ fn api_schema_covers_the_public_catalog() {
     assert_eq!(listed.len(), all.len());
     assert!(all.iter().all(|c| listed.contains(c)));
 }
+
+#[test]
+fn a_json_typed_request_field_is_declared_with_its_wire_type() {
+    // `SetExpiryRequest.expires_at` is a `Value` in Rust (the core refuses a malformed one itself);
+    // untyped, the declarations would make it an object and refuse the number a caller sends.
+    let document = session_wasm::api_schema::document();
+    let expires_at = &document["definitions"]["SetExpiryRequest"]["properties"]["expires_at"];
+    assert_eq!(expires_at["type"], serde_json::json!(["integer", "null"]));
+}

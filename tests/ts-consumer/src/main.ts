@@ -1,6 +1,7 @@
 // tests/ts-consumer: what a front end does with session-core, type-checked and run under Node:
 // load an exported .jsonl, open the transcript with messages-tail (elided runs expanded through
-// messages-range), switch branch, read typed events and typed error codes.
+// messages-range), switch branch, read typed events and typed error codes, move the session to the
+// trash and restore it (the lifecycle extensions, typed like the rest).
 // Usage: node dist/main.js <exported session .jsonl>
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -78,6 +79,26 @@ try {
 }
 assert.equal(code, ErrorCode.NotFound);
 
+// Trash and restore: out of every read and list while in the trash, back exactly as it was.
+const trashed = ws.call('session::trash', { session_id: sessionId });
+assert.equal(trashed.response.trashed, true);
+assert.deepEqual(trashed.events.map((e) => e.trigger_type), ['session::deleted']);
+assert.equal(ws.call('session::get', { session_id: sessionId }).response, null);
+const trash = ws.call('session::list-trash').response;
+assert.deepEqual(trash.sessions.map((t) => t.meta.session_id), [sessionId]);
+const trashedAt: number = trash.sessions[0]!.trashed_at;
+const lifecycle = ws.call('session::lifecycle', { session_id: sessionId }).response;
+assert.equal(lifecycle?.purge_at, trash.sessions[0]!.purge_at);
+const restored: boolean = ws.call('session::restore', { session_id: sessionId }).response.restored;
+assert.ok(restored);
+assert.equal(transcript().at(-1)?.entry_id, otherLeaf.id, 'restored on the same branch');
+ws.call('session::set-expiry', { session_id: sessionId, expires_at: ws.now() + 1000 });
+assert.deepEqual(ws.call('session::sweep', {}).response, { expired: 0, purged: 0 });
+ws.advance(1000);
+const swept = ws.call('session::sweep', {});
+assert.deepEqual(swept.response, { expired: 1, purged: 0 });
+assert.deepEqual(ws.sessionIds(), []);
+
 console.log(JSON.stringify({
   version: VERSION,
   public_functions: PUBLIC_FUNCTION_IDS.length,
@@ -89,4 +110,6 @@ console.log(JSON.stringify({
   after_switch: text(after).split('\n').filter(Boolean).at(-1),
   status_event: changed.payload,
   error_code: code,
+  trashed_at: trashedAt,
+  swept: swept.response,
 }));
