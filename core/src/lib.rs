@@ -41,6 +41,7 @@ extern crate alloc;
 pub mod backend;
 pub mod blocks;
 pub mod catalog;
+pub mod compaction;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 #[cfg(feature = "conformance")]

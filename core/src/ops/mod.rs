@@ -25,6 +25,8 @@ pub mod append_delta;
 pub mod append_many;
 pub mod attachments;
 pub mod changes;
+pub mod compact;
+pub mod context;
 pub mod create;
 pub mod delete;
 pub mod ensure;
