@@ -555,7 +555,7 @@ pub fn call(store: &dyn Store, env: &Env<'_>, id: &str, payload: Value) -> Resul
 }
 
 /// At most 128 bytes of `text` (cut at a char boundary), for echoing caller input in errors.
-fn clip(text: &str) -> &str {
+pub(crate) fn clip(text: &str) -> &str {
     let mut end = text.len().min(128);
     while !text.is_char_boundary(end) {
         end -= 1;

@@ -73,3 +73,10 @@ Feature: session::set-expiry and the sweep
     Then the response is {"expired": 1, "purged": 0}
     And no events fired
     And the store holds the sessions ""
+
+  # Prevents: a handler panic when the refused value's text is cut inside a character.
+  Scenario: a long non-ASCII expires_at is refused, its echo cut at a character boundary
+    Given a session "s1"
+    When I call "session::set-expiry" with {"session_id": "s1", "expires_at": "ééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé"}
+    Then the call fails with "session/invalid_request"
+    And the error message contains "expires_at must be milliseconds since the epoch"

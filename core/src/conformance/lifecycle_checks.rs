@@ -74,16 +74,7 @@ pub fn check_lifecycle_expiry_and_delete(make: Make<'_>) -> Result<(), String> {
     // A trashed session with an expiry, then deleted: nothing is left of it.
     apply(&*s, "s", vec![Write::SetExpiry(Some(60)), Write::Trash { at: 9 }])?;
     eq(listed(&*s)?.len(), 1, "trashed and expiring")?;
-    apply(
-        &*s,
-        "s",
-        vec![
-            Write::DeleteEntries,
-            Write::DeleteActiveLeaf,
-            Write::DeleteAttachments,
-            Write::DeleteMeta,
-        ],
-    )?;
+    apply(&*s, "s", crate::ops::delete::deletion("s").writes)?;
     eq(st(s.lifecycle("s"))?, Lifecycle::default(), "a delete clears the lifecycle")?;
     eq(listed(&*s)?, vec![], "nothing listed after the delete")?;
     eq(st(s.get_meta("s"))?, None, "nothing left")

@@ -22,11 +22,7 @@ pub fn matching(store: &dyn Store, req: &EraseRequest) -> Result<Vec<String>> {
             "erase: give session_id alone, or a metadata filter (all: true for every session)",
         )),
         (Some(sid), _) => {
-            let trashed = || -> Result<bool> {
-                let view = crate::store::StoreView { store, session_id: sid };
-                Ok(super::trash::lifecycle_of(&view)?.trashed.is_some())
-            };
-            Ok(match store.get_meta(sid)?.is_some() || trashed()? {
+            Ok(match store.get_meta(sid)?.is_some() || super::trash::is_trashed(store, sid)? {
                 true => alloc::vec![sid.clone()],
                 false => Vec::new(),
             })

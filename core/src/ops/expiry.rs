@@ -20,11 +20,11 @@ pub fn parse_expires_at(value: &Value) -> Result<Option<i64>> {
         _ => None,
     };
     millis.map(Some).ok_or_else(|| {
-        let mut shown = format!("{value}");
-        shown.truncate(64);
+        let shown = format!("{value}");
         SessionError::invalid_request(format!(
             "expires_at must be milliseconds since the epoch (an integer from 0 to \
-             {MAX_EXPIRES_AT}) or null, got {shown}"
+             {MAX_EXPIRES_AT}) or null, got {}",
+            crate::catalog::clip(&shown)
         ))
     })
 }
