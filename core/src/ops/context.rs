@@ -2,22 +2,37 @@
 //! leaf — the newest valid compaction on that branch (its summary stands for everything before
 //! its first kept entry), then the message entries from there to the leaf, custom entries left
 //! out; with a `token_budget`, the oldest whole turns dropped until the estimate fits. Newer
-//! compaction records that are not valid are named with the reason. (This version reads the
-//! branch's whole path; reading from the boundary is the next step.)
+//! compaction records that are not valid are named with the reason.
+//!
+//! The branch is read newest first from the leaf, through the store's indexed path reads, only
+//! back to the first kept entry of the compaction it applies: a read costs the context, not the
+//! session. It reads further only to judge a record that is not valid (a first kept entry off
+//! the path walks it) or a kept function result whose call is not kept (it looks for the call).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::newest_first::NewestFirst;
 use super::{stored_entry, stored_meta};
-use crate::compaction::MESSAGE_OVERHEAD_TOKENS;
-use crate::compaction::{cut_at, message_tokens, record_of, text_tokens, CompactionData};
+use crate::compaction::{
+    check_separated, clean_cuts, message_tokens, off_path, record_of, results_without_call,
+    text_tokens, CompactionData, MESSAGE_OVERHEAD_TOKENS,
+};
 use crate::error::{Result, SessionError};
-use crate::store::{Store, WHOLE_PATH};
+use crate::path_index::EntryClasses;
+use crate::store::Store;
 use crate::view;
 use crate::wire::{
     AgentMessage, ContextCompaction, ContextRequest, ContextResponse, DroppedTurns,
     IgnoredCompaction, SessionEntry,
 };
+
+/// Entries of the first window read back from the leaf.
+const FIRST_WINDOW: usize = 256;
+
+/// The compaction a context applies: its record's entry id, its data, and how many entries of
+/// the branch (newest first) it keeps, its first kept entry included.
+type Boundary = (String, CompactionData, usize);
 
 pub fn decide(store: &dyn Store, req: ContextRequest) -> Result<ContextResponse> {
     let budget = match req.token_budget {
@@ -36,13 +51,23 @@ pub fn decide(store: &dyn Store, req: ContextRequest) -> Result<ContextResponse>
     let mut answer =
         ContextResponse { session_id: sid.clone(), leaf: leaf.clone(), ..Default::default() };
     let Some(leaf) = leaf else { return Ok(answer) };
-    let path: Vec<SessionEntry> =
-        store.path_select(sid, &leaf, &WHOLE_PATH)?.into_iter().map(|(_, e)| e).collect();
-    let (boundary, ignored) = newest_compaction(&path);
+    let len = store.path_locate(sid, &leaf, None)?.len;
+    let mut path = NewestFirst::new(store, sid, &leaf, EntryClasses::ALL, len, FIRST_WINDOW);
+    let (boundary, ignored) = newest_compaction(store, sid, &leaf, &mut path)?;
     answer.ignored = ignored;
-    let start = boundary.as_ref().map_or(0, |(_, _, cut)| *cut);
-    let messages: Vec<&SessionEntry> =
-        path[start..].iter().filter(|e| e.message().is_some()).collect();
+    let kept = match &boundary {
+        Some((_, _, kept)) => *kept,
+        None => {
+            path.load_all()?;
+            path.loaded.len()
+        }
+    };
+    let messages: Vec<&SessionEntry> = path.loaded[..kept]
+        .iter()
+        .rev()
+        .map(|(_, e)| e)
+        .filter(|e| e.message().is_some())
+        .collect();
     let costs: Vec<u64> = messages.iter().filter_map(|e| e.message()).map(message_tokens).collect();
     let summary_tokens = boundary
         .as_ref()
@@ -68,23 +93,59 @@ pub fn decide(store: &dyn Store, req: ContextRequest) -> Result<ContextResponse>
     Ok(answer)
 }
 
-/// The newest valid compaction record of `path` (its entry id, data and where its first kept
-/// entry is), and the newer records that are not valid, with why.
+/// The newest valid compaction record of the branch `path` reads, and the newer records that
+/// are not valid, with why.
 fn newest_compaction(
-    path: &[SessionEntry],
-) -> (Option<(String, CompactionData, usize)>, Vec<IgnoredCompaction>) {
+    store: &dyn Store,
+    sid: &str,
+    leaf: &str,
+    path: &mut NewestFirst<'_>,
+) -> Result<(Option<Boundary>, Vec<IgnoredCompaction>)> {
     let mut ignored = Vec::new();
-    for at in (0..path.len()).rev() {
-        let Some(record) = record_of(&path[at]) else { continue };
-        let checked = record
-            .and_then(|data| cut_at(&path[..at], &data.first_kept_entry_id).map(|cut| (data, cut)));
-        let entry_id = String::from(path[at].id());
-        match checked {
-            Ok((data, cut)) => return (Some((entry_id, data, cut)), ignored),
-            Err(reason) => ignored.push(IgnoredCompaction { entry_id, reason }),
+    let mut i = 0;
+    while path.has(i)? {
+        if let Some(record) = record_of(&path.loaded[i].1) {
+            let entry_id = String::from(path.loaded[i].1.id());
+            let checked = match record {
+                Ok(data) => kept_by(store, sid, leaf, path, i, &data.first_kept_entry_id)?
+                    .map(|kept| (data, kept)),
+                Err(reason) => Err(reason),
+            };
+            match checked {
+                Ok((data, kept)) => return Ok((Some((entry_id, data, kept)), ignored)),
+                Err(reason) => ignored.push(IgnoredCompaction { entry_id, reason }),
+            }
         }
+        i += 1;
     }
-    (None, ignored)
+    Ok((None, ignored))
+}
+
+/// How many entries (newest first) the compaction record at index `record` of `path` keeps,
+/// when its first kept entry is on the path before it and the cut there keeps every function
+/// call with its result ([`crate::compaction::cut_at`]'s rules); else why not.
+fn kept_by(
+    store: &dyn Store,
+    sid: &str,
+    leaf: &str,
+    path: &mut NewestFirst<'_>,
+    record: usize,
+    first_kept: &str,
+) -> Result<core::result::Result<usize, String>> {
+    let record_at = path.loaded[record].0;
+    let first_at = match store.path_locate(sid, leaf, Some(first_kept))?.at {
+        Some((at, _)) if at < record_at => at,
+        _ => return Ok(Err(off_path(first_kept))),
+    };
+    // Every class is loaded, so index and position count the same steps back from the leaf.
+    let last = record + (record_at - first_at);
+    path.has(last)?;
+    let results = results_without_call(path.loaded[record + 1..=last].iter().rev().map(|(_, e)| e));
+    if !results.is_empty() {
+        path.load_all()?;
+    }
+    let before = path.loaded[last + 1..].iter().map(|(_, e)| e);
+    Ok(check_separated(first_kept, &results, before).map(|()| last + 1))
 }
 
 /// Where the kept messages start under `budget`: at the first turn (a user message) from which
@@ -99,10 +160,10 @@ fn fit(
     if total(0) <= budget {
         return (0, None);
     }
-    let owned: Vec<SessionEntry> = messages.iter().map(|e| (*e).clone()).collect();
+    let clean = clean_cuts(messages);
     let turn_starts: Vec<usize> = (1..messages.len())
         .filter(|&i| matches!(messages[i].message(), Some(AgentMessage::User { .. })))
-        .filter(|&i| cut_at(&owned, owned[i].id()).is_ok())
+        .filter(|&i| clean[i])
         .collect();
     let mut cut = 0;
     for &start in &turn_starts {

@@ -8,64 +8,15 @@
 
 use alloc::vec::Vec;
 
+use super::newest_first::NewestFirst;
 use super::stored_meta;
 use crate::blocks::{self, is_run_member};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
-use crate::path::PathSelect;
 use crate::path_index::EntryClasses;
 use crate::store::Store;
 use crate::view;
 use crate::wire::{MessagesTailRequest, MessagesTailResponse, SessionEntry};
-
-/// The filtered active path, newest first from a starting position, loaded only as far as asked.
-struct NewestFirst<'a> {
-    store: &'a dyn Store,
-    sid: &'a str,
-    leaf: &'a str,
-    classes: EntryClasses,
-    /// Loaded entries with their path positions, newest first.
-    loaded: Vec<(usize, SessionEntry)>,
-    /// Path positions below this are not loaded yet.
-    next_from: usize,
-    /// Entries asked of the store per window; doubles up to [`MAX_WINDOW`].
-    window: usize,
-}
-
-const MAX_WINDOW: usize = 1024;
-
-impl NewestFirst<'_> {
-    /// Loads until index `i` exists; false when the path is shorter.
-    fn has(&mut self, i: usize) -> Result<bool> {
-        while self.loaded.len() <= i && self.next_from > 0 {
-            let query = PathSelect {
-                classes: self.classes,
-                from: self.next_from,
-                backward: true,
-                limit: self.window,
-            };
-            let older = self.store.path_select(self.sid, self.leaf, &query)?;
-            self.next_from = match older.first() {
-                Some((at, _)) if older.len() == self.window => *at,
-                _ => 0,
-            };
-            self.loaded.extend(older.into_iter().rev());
-            self.window = (self.window * 2).min(MAX_WINDOW);
-        }
-        Ok(i < self.loaded.len())
-    }
-
-    /// One past the oldest index of the block that starts (newest side) at `i`.
-    fn block_end(&mut self, i: usize) -> Result<usize> {
-        let mut end = i + 1;
-        if is_run_member(&self.loaded[i].1) {
-            while self.has(end)? && is_run_member(&self.loaded[end].1) {
-                end += 1;
-            }
-        }
-        Ok(end)
-    }
-}
 
 pub fn decide(
     store: &dyn Store,
@@ -97,20 +48,14 @@ pub fn decide(
     let anchor = req.before_entry_id.as_deref().map(position).transpose()?;
     let until = req.until_entry_id.as_deref().map(position).transpose()?;
     let len = store.path_locate(sid, &leaf, None)?.len;
-    let mut path = NewestFirst {
-        store,
-        sid,
-        leaf: &leaf,
-        classes,
-        loaded: Vec::new(),
-        // From the anchor itself: a block extends older than any of its members, so its oldest
-        // end is reached from the anchor.
-        next_from: anchor.map_or(len, |at| at + 1),
-        window: env.limits.page_size(req.limit).saturating_add(1).min(MAX_WINDOW),
-    };
+    // From the anchor itself: a block extends older than any of its members, so its oldest end
+    // is reached from the anchor.
+    let from = anchor.map_or(len, |at| at + 1);
+    let window = env.limits.page_size(req.limit).saturating_add(1);
+    let mut path = NewestFirst::new(store, sid, &leaf, classes, from, window);
     // The page starts (newest side) just past the block holding `before_entry_id`.
     let page_start = match anchor {
-        Some(_) if path.has(0)? => path.block_end(0)?,
+        Some(_) if path.has(0)? => block_end(&mut path, 0)?,
         _ => 0,
     };
     // Blocks of the page as newest-first index ranges [from, to).
@@ -119,7 +64,7 @@ pub fn decide(
     let limit = env.limits.page_size(req.limit);
     while path.has(next)? && (page.len() < limit || until.is_some_and(|u| u <= path.loaded[next].0))
     {
-        let end = path.block_end(next)?;
+        let end = block_end(&mut path, next)?;
         page.push((next, end));
         next = end;
     }
@@ -138,4 +83,15 @@ pub fn decide(
     }
     let oldest_entry_id = messages.first().map(|m| m.entry_id.clone());
     Ok(MessagesTailResponse { messages, has_more, oldest_entry_id })
+}
+
+/// One past the oldest index of the block that starts (newest side) at `i`.
+fn block_end(path: &mut NewestFirst<'_>, i: usize) -> Result<usize> {
+    let mut end = i + 1;
+    if is_run_member(&path.loaded[i].1) {
+        while path.has(end)? && is_run_member(&path.loaded[end].1) {
+            end += 1;
+        }
+    }
+    Ok(end)
 }

@@ -39,6 +39,7 @@ pub mod list;
 pub mod messages;
 pub mod messages_range;
 pub mod messages_tail;
+pub(crate) mod newest_first;
 pub mod set_active_leaf;
 pub mod set_draft;
 pub mod set_meta;
