@@ -543,6 +543,9 @@ model_context {
     "session::context", Read / READ, ContextRequest => ContextResponse,
         "What a model is given for the branch ending at leaf (default: the active leaf): the newest valid compaction on that branch, then its message entries from the first kept one, with a token estimate; with token_budget the oldest whole turns are dropped until it fits.",
         |s, e, r| ops::context::decide(s, r).map(Outcome::silent);
+    "session::usage", Read / READ, UsageRequest => UsageResponse,
+        "Token, cost and message totals of the branch ending at leaf (default: the active leaf) and of the whole session: input, output, cache_read, cache_write, reasoning and cost_usd summed from assistant messages' usage, messages counted by role; kept as entries are written, so a read does not grow with the session.",
+        |s, e, r| ops::usage::decide(s, r).map(Outcome::silent);
 }
 }
 

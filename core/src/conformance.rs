@@ -22,9 +22,11 @@ mod indexed;
 mod lifecycle_checks;
 #[cfg(feature = "std")]
 pub mod races;
+mod usage_checks;
 pub use feed_checks::*;
 pub use indexed::*;
 pub use lifecycle_checks::*;
+pub use usage_checks::*;
 
 /// Builds a fresh, empty store.
 pub type Make<'a> = &'a dyn Fn() -> Box<dyn Store>;
@@ -65,6 +67,7 @@ macro_rules! for_each_conformance_check {
             indexed_list_pages => check_indexed_list_pages,
             lifecycle_trash_and_restore => check_lifecycle_trash_and_restore,
             lifecycle_expiry_and_delete => check_lifecycle_expiry_and_delete,
+            usage_totals => check_usage_totals,
         }
     };
 }
@@ -148,6 +151,38 @@ pub fn message_entry(id: &str, parent: Option<&str>, timestamp: i64, text: &str)
         revision: 0,
         origin: None,
         message: AgentMessage::User { content, timestamp },
+    }
+}
+
+/// An assistant message entry carrying `usage` built from `tokens` (none with `None`).
+pub fn assistant_entry(id: &str, parent: Option<&str>, tokens: Option<u64>) -> SessionEntry {
+    let usage = tokens.map(|t| crate::wire::Usage {
+        input: Some(t),
+        output: Some(t / 2),
+        cache_read: Some(t % 7),
+        cache_write: None,
+        reasoning: Some(t % 3),
+        cost_usd: Some(t as f64 * 0.001_7),
+    });
+    SessionEntry::Message {
+        id: id.into(),
+        parent_id: parent.map(String::from),
+        timestamp: 1,
+        revision: 0,
+        origin: None,
+        message: AgentMessage::Assistant {
+            content: Vec::new(),
+            stop_reason: crate::wire::StopReason::End,
+            model: "m".into(),
+            provider: "p".into(),
+            timestamp: 1,
+            native_stop_reason: None,
+            error_message: None,
+            error_kind: None,
+            warnings: None,
+            usage,
+            agent: None,
+        },
     }
 }
 

@@ -288,6 +288,18 @@ impl Store for MemStore {
         })
     }
 
+    #[cfg(feature = "model-context")]
+    fn usage(
+        &self,
+        session_id: &str,
+        leaf: Option<&str>,
+    ) -> Result<(crate::usage::Tally, crate::usage::Tally), StoreError> {
+        self.read(|i| {
+            let empty = SessionState::default();
+            i.state(session_id).unwrap_or(&empty).usage(session_id, leaf)
+        })
+    }
+
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         Ok(self.read(|i| {
             i.order.page(query, |sid| i.state(sid)?.meta.as_ref().map(alloc::borrow::Cow::Borrowed))

@@ -138,6 +138,10 @@ pub struct PathIndex {
     positions: BTreeMap<String, u64>,
     by_class: [Vec<usize>; CLASSES],
     broken: Option<Broken>,
+    /// The shortest the path was cut to since [`PathIndex::take_unchanged`] last asked: the
+    /// positions below it are as they were then (0 for a new index).
+    #[cfg(feature = "model-context")]
+    unchanged: usize,
 }
 
 /// Equal when they index the same path the same way (stale `positions` of cut ids aside).
@@ -202,6 +206,10 @@ impl PathIndex {
     }
 
     fn truncate(&mut self, len: usize) {
+        #[cfg(feature = "model-context")]
+        {
+            self.unchanged = self.unchanged.min(len);
+        }
         self.ids.truncate(len);
         if len == 0 {
             self.positions.clear();
@@ -212,6 +220,19 @@ impl PathIndex {
                 list.pop();
             }
         }
+    }
+
+    /// How many positions of the path are as they were at the last call (all of them for a
+    /// new index: 0); from now on, all of them.
+    #[cfg(feature = "model-context")]
+    pub fn take_unchanged(&mut self) -> usize {
+        core::mem::replace(&mut self.unchanged, self.ids.len())
+    }
+
+    /// The positions of `class` at `from` and after, in path order.
+    pub fn positions_of(&self, class: EntryClass, from: usize) -> impl Iterator<Item = usize> + '_ {
+        let list = &self.by_class[class as usize];
+        list[list.partition_point(|&p| p < from)..].iter().copied()
     }
 
     /// Adds `id` at the end of the path.
@@ -323,6 +344,28 @@ impl PathView<'_> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// How many entries, from the root, it shares with the active path.
+    pub fn shared_len(&self) -> usize {
+        self.prefix
+    }
+
+    /// The ids of its entries past the shared part, root first.
+    pub fn own_ids(&self) -> impl Iterator<Item = &str> + '_ {
+        self.suffix.iter().map(|(id, _)| *id)
+    }
+
+    /// How many of its entries are of each class (by discriminant).
+    pub fn class_counts(&self) -> [usize; CLASSES] {
+        let mut counts = [0; CLASSES];
+        for (class, count) in counts.iter_mut().enumerate() {
+            *count = self.index.by_class[class].partition_point(|&p| p < self.prefix);
+        }
+        for (_, class) in &self.suffix {
+            counts[*class as usize] += 1;
+        }
+        counts
     }
 
     /// Position and class of `id` on the path.

@@ -130,6 +130,9 @@ pub struct SessionState {
     pub lifecycle: Lifecycle,
     /// The active path as positions, derived from `entries` and `leaf` (issue 12).
     path: PathIndex,
+    /// Usage totals, derived from `entries` and the path (issue 38).
+    #[cfg(feature = "model-context")]
+    usage: crate::usage::UsageIndex,
 }
 
 /// The block an `append-delta` writes to: the last block when it is of the delta's kind
@@ -307,6 +310,20 @@ impl SessionState {
             }
             Record::Expiry { expires_at } => self.lifecycle.expires_at = *expires_at,
         }
+        #[cfg(feature = "model-context")]
+        self.sync_usage();
+    }
+
+    #[cfg(feature = "model-context")]
+    fn sync_usage(&mut self) {
+        let unchanged = self.path.take_unchanged();
+        self.usage.sync(&self.path, unchanged, &self.entries);
+    }
+
+    /// The usage totals kept with the state.
+    #[cfg(feature = "model-context")]
+    pub fn usage_index(&self) -> &crate::usage::UsageIndex {
+        &self.usage
     }
 
     /// Adds an `append-delta`'s text to its block: appended to block `block_index`, or a new
@@ -340,7 +357,10 @@ impl SessionState {
 
     /// Stores `entry` (replacing one of its id), keeping the path index current.
     fn put_entry(&mut self, entry: &SessionEntry) {
-        let rebuild = match self.entries.insert(entry.id().into(), entry.clone()) {
+        let old = self.entries.insert(entry.id().into(), entry.clone());
+        #[cfg(feature = "model-context")]
+        self.usage.replaced(old.as_ref(), entry, self.path.position(entry.id()));
+        let rebuild = match old {
             Some(old) => self.path.affected_by(&old, entry),
             None => self.path.healed_by(entry.id()),
         };
@@ -360,6 +380,11 @@ impl SessionState {
         self.entries.clear();
         self.committed.clear();
         self.path = PathIndex::build(self.leaf.as_deref(), &self.entries);
+        #[cfg(feature = "model-context")]
+        {
+            self.usage.cleared();
+            self.sync_usage();
+        }
     }
 
     /// The active path's index.

@@ -194,6 +194,22 @@ pub trait Store {
     fn list_lifecycles(&self) -> Result<Vec<(String, crate::lifecycle::Lifecycle)>, StoreError> {
         Err(StoreError::Unsupported("this store keeps no lifecycle (trash, expiry)".into()))
     }
+    /// The usage tallies of the branch root → `leaf` (empty without one) and of the whole
+    /// session (issue 38). The default sums the branch and the session from scratch; stores
+    /// that hold a [`crate::record::SessionState`] answer from its kept totals.
+    #[cfg(feature = "model-context")]
+    fn usage(
+        &self,
+        session_id: &str,
+        leaf: Option<&str>,
+    ) -> Result<(crate::usage::Tally, crate::usage::Tally), StoreError> {
+        let path = match leaf {
+            Some(leaf) => self.path_select(session_id, leaf, &WHOLE_PATH)?,
+            None => Vec::new(),
+        };
+        let entries = self.list_entries(session_id)?;
+        Ok(crate::usage::summed(path.iter().map(|(_, e)| e), entries.iter()))
+    }
     /// One ordered, filtered page of metas ([`ListQuery`]).
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         Ok(crate::meta_order::sorted_page(self.list_metas()?, query))

@@ -1,6 +1,7 @@
 //! Conformance checks of a store's indexed reads (`indexed_*`, issue 12): `path_locate`,
 //! `path_select` and `list_page` give what walking the chain and sorting every meta give
-//! ([`indexed_reads_agree`], the oracle the model tests also run after every step), through
+//! ([`indexed_reads_agree`], the oracle the model tests also run after every step; it checks the
+//! kept usage totals too), through
 //! appends, branches, leaf moves, replaced entries, broken chains and deletes.
 
 use alloc::format;
@@ -51,6 +52,7 @@ pub fn indexed_reads_agree(store: &dyn Store, sid: &str, probe: Probe) -> Result
     for leaf in &leaves {
         path_reads_agree(store, sid, leaf, &ids, probe)?;
     }
+    super::usage_agrees(store, sid)?;
     list_pages_agree(store, probe)
 }
 

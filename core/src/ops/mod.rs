@@ -48,6 +48,8 @@ pub mod store_protocol;
 pub mod sweep;
 pub mod trash;
 pub mod update_message;
+#[cfg(feature = "model-context")]
+pub mod usage;
 
 /// A call's result: the response and the events to publish, in order, once the write landed.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
+use session_core::usage::Tally;
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError};
 
@@ -110,6 +111,9 @@ impl Store for Deferred<'_> {
         query: &PathSelect,
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
         self.fs.path_select(session_id, leaf, query)
+    }
+    fn usage(&self, session_id: &str, leaf: Option<&str>) -> Result<(Tally, Tally), StoreError> {
+        self.fs.usage(session_id, leaf)
     }
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         self.fs.list_page(query)

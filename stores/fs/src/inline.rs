@@ -36,6 +36,7 @@ use std::sync::{Arc, TryLockError};
 use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
+use session_core::usage::Tally;
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError, Write};
 
@@ -200,6 +201,10 @@ impl Store for Inline<'_> {
 
     fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
         self.refuse()
+    }
+
+    fn usage(&self, session_id: &str, leaf: Option<&str>) -> Result<(Tally, Tally), StoreError> {
+        self.read_cold(session_id, |_| None, |l| l.state.usage(session_id, leaf))
     }
 
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {

@@ -53,6 +53,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
+use session_core::usage::Tally;
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Applied, ChangeSet, Store, StoreError};
 
@@ -695,6 +696,11 @@ impl Store for FsStore {
             |view| view.select(leaf, query),
             |l| l.path_select(&path, session_id, leaf, query),
         )
+    }
+
+    fn usage(&self, session_id: &str, leaf: Option<&str>) -> Result<(Tally, Tally), StoreError> {
+        // A cold view keeps no totals: the session is replayed once, then answers from them.
+        self.read_cold(session_id, |_| None, |l| l.state.usage(session_id, leaf))
     }
 
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {

@@ -11,6 +11,7 @@ use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::store::{Applied, ChangeSet};
+use session_core::usage::Tally;
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Store, StoreError};
 use session_store_fs::{FsConfig, FsStore, SyncMode};
@@ -169,6 +170,9 @@ impl Store for Restarting {
         query: &PathSelect,
     ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
         self.read(|s| s.path_select(sid, leaf, query))
+    }
+    fn usage(&self, sid: &str, leaf: Option<&str>) -> Result<(Tally, Tally), StoreError> {
+        self.read(|s| s.usage(sid, leaf))
     }
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         self.read(|s| s.list_page(query))

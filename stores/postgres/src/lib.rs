@@ -30,6 +30,7 @@ use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
 use session_core::record::SessionState;
 use session_core::store::{Applied, ChangeSet};
+use session_core::usage::Tally;
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Store, StoreError};
 use tokio_postgres::Row;
@@ -346,6 +347,10 @@ impl Store for PgStore {
             Some(window) => Ok(window),
             None => self.with_state(sid, |s| s.path_select(sid, leaf, query))?,
         }
+    }
+
+    fn usage(&self, sid: &str, leaf: Option<&str>) -> Result<(Tally, Tally), StoreError> {
+        self.with_state(sid, |s| s.usage(sid, leaf))?
     }
 
     /// Keyset pages in SQL, the filter applied here: a batch of the page's size at a time, so a page

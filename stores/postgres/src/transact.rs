@@ -34,7 +34,8 @@ use super::cache::{lock, Replayed};
 use super::db::{query, Held};
 use super::{attachment_meta_of, PgStore};
 
-/// What a write decided alone came to.
+/// What a write decided alone came to (returned once per write: its size costs one move).
+#[allow(clippy::large_enum_variant)]
 enum Alone {
     /// Applied, or nothing to write in this session (answered once its slot is released).
     Done(Result<Option<Applied>, NotHere>),

@@ -201,6 +201,14 @@ macro_rules! forward_store {
                 let $s = self;
                 $reader.path_select(sid, leaf, query)
             }
+            fn usage(
+                &self,
+                sid: &str,
+                leaf: Option<&str>,
+            ) -> Result<(session_core::usage::Tally, session_core::usage::Tally), StoreError> {
+                let $s = self;
+                $reader.usage(sid, leaf)
+            }
             fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
                 let $s = self;
                 $reader.list_page(query)
