@@ -4,10 +4,11 @@
 //! out; with a `token_budget`, the oldest whole turns dropped until the estimate fits. Newer
 //! compaction records that are not valid are named with the reason.
 //!
-//! The branch is read newest first from the leaf, through the store's indexed path reads, only
-//! back to the first kept entry of the compaction it applies: a read costs the context, not the
-//! session. It reads further only to judge a record that is not valid (a first kept entry off
-//! the path walks it) or a kept function result whose call is not kept (it looks for the call).
+//! The branch is read through the store's indexed path reads: its custom entries newest first
+//! from the leaf until a valid compaction record, then its messages from that record's first
+//! kept entry to the leaf — a read costs the context, not the session. It reads more only to
+//! judge a record that is not valid (a first kept entry far back, or off the path) or a kept
+//! function result whose call is not kept (it reads the messages before the cut for the call).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -19,7 +20,8 @@ use crate::compaction::{
     text_tokens, CompactionData, MESSAGE_OVERHEAD_TOKENS,
 };
 use crate::error::{Result, SessionError};
-use crate::path_index::EntryClasses;
+use crate::path::PathSelect;
+use crate::path_index::{EntryClass, EntryClasses};
 use crate::store::Store;
 use crate::view;
 use crate::wire::{
@@ -27,12 +29,11 @@ use crate::wire::{
     IgnoredCompaction, SessionEntry,
 };
 
-/// Entries of the first window read back from the leaf.
-const FIRST_WINDOW: usize = 256;
+/// Custom entries of the first window read back from the leaf, looking for compaction records.
+const CUSTOM_WINDOW: usize = 16;
 
-/// The compaction a context applies: its record's entry id, its data, and how many entries of
-/// the branch (newest first) it keeps, its first kept entry included.
-type Boundary = (String, CompactionData, usize);
+/// The compaction a context applies: its record's entry id and its data.
+type Boundary = (String, CompactionData);
 
 pub fn decide(store: &dyn Store, req: ContextRequest) -> Result<ContextResponse> {
     let budget = match req.token_budget {
@@ -52,26 +53,17 @@ pub fn decide(store: &dyn Store, req: ContextRequest) -> Result<ContextResponse>
         ContextResponse { session_id: sid.clone(), leaf: leaf.clone(), ..Default::default() };
     let Some(leaf) = leaf else { return Ok(answer) };
     let len = store.path_locate(sid, &leaf, None)?.len;
-    let mut path = NewestFirst::new(store, sid, &leaf, EntryClasses::ALL, len, FIRST_WINDOW);
-    let (boundary, ignored) = newest_compaction(store, sid, &leaf, &mut path)?;
+    let (boundary, kept, ignored) = newest_compaction(store, sid, &leaf, len)?;
     answer.ignored = ignored;
-    let kept = match &boundary {
-        Some((_, _, kept)) => *kept,
-        None => {
-            path.load_all()?;
-            path.loaded.len()
-        }
+    let kept = match kept {
+        Some(kept) => kept,
+        None => store.path_select(sid, &leaf, &forward(EntryClasses::MESSAGES, 0, len))?,
     };
-    let messages: Vec<&SessionEntry> = path.loaded[..kept]
-        .iter()
-        .rev()
-        .map(|(_, e)| e)
-        .filter(|e| e.message().is_some())
-        .collect();
+    let messages: Vec<&SessionEntry> = kept.iter().map(|(_, e)| e).collect();
     let costs: Vec<u64> = messages.iter().filter_map(|e| e.message()).map(message_tokens).collect();
     let summary_tokens = boundary
         .as_ref()
-        .map_or(0, |(_, data, _)| text_tokens(&data.summary) + MESSAGE_OVERHEAD_TOKENS);
+        .map_or(0, |(_, data)| text_tokens(&data.summary) + MESSAGE_OVERHEAD_TOKENS);
     let keep_from = match budget {
         Some(budget) => {
             let (keep_from, dropped) = fit(&messages, &costs, summary_tokens, budget);
@@ -83,7 +75,7 @@ pub fn decide(store: &dyn Store, req: ContextRequest) -> Result<ContextResponse>
     answer.tokens = summary_tokens + costs[keep_from..].iter().sum::<u64>();
     let images = req.include_image_data.unwrap_or(true);
     answer.messages = messages[keep_from..].iter().map(|e| view::message_item(e, images)).collect();
-    answer.compaction = boundary.map(|(entry_id, data, _)| ContextCompaction {
+    answer.compaction = boundary.map(|(entry_id, data)| ContextCompaction {
         entry_id,
         summary: data.summary,
         first_kept_entry_id: data.first_kept_entry_id,
@@ -93,59 +85,76 @@ pub fn decide(store: &dyn Store, req: ContextRequest) -> Result<ContextResponse>
     Ok(answer)
 }
 
-/// The newest valid compaction record of the branch `path` reads, and the newer records that
-/// are not valid, with why.
+/// The newest valid compaction record of the branch root → `leaf` (`len` entries) with the
+/// message entries it keeps (from its first kept entry to the leaf), and the newer records
+/// that are not valid, with why. Only custom entries are read until a record is found.
+#[allow(clippy::type_complexity)]
 fn newest_compaction(
     store: &dyn Store,
     sid: &str,
     leaf: &str,
-    path: &mut NewestFirst<'_>,
-) -> Result<(Option<Boundary>, Vec<IgnoredCompaction>)> {
+    len: usize,
+) -> Result<(Option<Boundary>, Option<Vec<(usize, SessionEntry)>>, Vec<IgnoredCompaction>)> {
+    let customs = EntryClasses::of(&[EntryClass::CustomEntry]);
+    let mut records = NewestFirst::new(store, sid, leaf, customs, len, CUSTOM_WINDOW);
     let mut ignored = Vec::new();
     let mut i = 0;
-    while path.has(i)? {
-        if let Some(record) = record_of(&path.loaded[i].1) {
-            let entry_id = String::from(path.loaded[i].1.id());
+    while records.has(i)? {
+        let (record_at, entry) = &records.loaded[i];
+        if let Some(record) = record_of(entry) {
+            let entry_id = String::from(entry.id());
             let checked = match record {
-                Ok(data) => kept_by(store, sid, leaf, path, i, &data.first_kept_entry_id)?
+                Ok(data) => kept_by(store, sid, leaf, len, *record_at, &data.first_kept_entry_id)?
                     .map(|kept| (data, kept)),
                 Err(reason) => Err(reason),
             };
             match checked {
-                Ok((data, kept)) => return Ok((Some((entry_id, data, kept)), ignored)),
+                Ok((data, kept)) => return Ok((Some((entry_id, data)), Some(kept), ignored)),
                 Err(reason) => ignored.push(IgnoredCompaction { entry_id, reason }),
             }
         }
         i += 1;
     }
-    Ok((None, ignored))
+    Ok((None, None, ignored))
 }
 
-/// How many entries (newest first) the compaction record at index `record` of `path` keeps,
-/// when its first kept entry is on the path before it and the cut there keeps every function
-/// call with its result ([`crate::compaction::cut_at`]'s rules); else why not.
+/// The message entries (with their positions) from `first_kept` to the leaf, when a
+/// compaction record at `record_at` may keep them: `first_kept` is on the path before it and
+/// the cut there keeps every function call with its result ([`crate::compaction::cut_at`]'s
+/// rules); else why not.
 fn kept_by(
     store: &dyn Store,
     sid: &str,
     leaf: &str,
-    path: &mut NewestFirst<'_>,
-    record: usize,
+    len: usize,
+    record_at: usize,
     first_kept: &str,
-) -> Result<core::result::Result<usize, String>> {
-    let record_at = path.loaded[record].0;
+) -> Result<core::result::Result<Vec<(usize, SessionEntry)>, String>> {
     let first_at = match store.path_locate(sid, leaf, Some(first_kept))?.at {
         Some((at, _)) if at < record_at => at,
         _ => return Ok(Err(off_path(first_kept))),
     };
-    // Every class is loaded, so index and position count the same steps back from the leaf.
-    let last = record + (record_at - first_at);
-    path.has(last)?;
-    let results = results_without_call(path.loaded[record + 1..=last].iter().rev().map(|(_, e)| e));
+    let kept = store.path_select(sid, leaf, &forward(EntryClasses::MESSAGES, first_at, len))?;
+    let before_record = kept.iter().take_while(|(at, _)| *at < record_at).map(|(_, e)| e);
+    let results = results_without_call(before_record);
     if !results.is_empty() {
-        path.load_all()?;
+        let left = PathSelect {
+            classes: EntryClasses::MESSAGES,
+            from: first_at,
+            backward: true,
+            limit: first_at,
+        };
+        let left = store.path_select(sid, leaf, &left)?;
+        if let Err(reason) = check_separated(first_kept, &results, left.iter().map(|(_, e)| e)) {
+            return Ok(Err(reason));
+        }
     }
-    let before = path.loaded[last + 1..].iter().map(|(_, e)| e);
-    Ok(check_separated(first_kept, &results, before).map(|()| last + 1))
+    Ok(Ok(kept))
+}
+
+/// The entries of `classes` at positions `from..len`.
+fn forward(classes: EntryClasses, from: usize, len: usize) -> PathSelect {
+    PathSelect { classes, from, backward: false, limit: len.saturating_sub(from) }
 }
 
 /// Where the kept messages start under `budget`: at the first turn (a user message) from which

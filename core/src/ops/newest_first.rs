@@ -59,10 +59,4 @@ impl<'a> NewestFirst<'a> {
         }
         Ok(i < self.loaded.len())
     }
-
-    /// Loads the rest of the path.
-    pub fn load_all(&mut self) -> Result<()> {
-        while self.has(self.loaded.len())? {}
-        Ok(())
-    }
 }
