@@ -546,6 +546,9 @@ model_context {
     "session::usage", Read / READ, UsageRequest => UsageResponse,
         "Token, cost and message totals of the branch ending at leaf (default: the active leaf) and of the whole session: input, output, cache_read, cache_write, reasoning and cost_usd summed from assistant messages' usage, messages counted by role; kept as entries are written, so a read does not grow with the session.",
         |s, e, r| ops::usage::decide(s, r).map(Outcome::silent);
+    "session::store::usage", StoreProtocol / READ, StoreUsageRequest => StoreUsage,
+        "Internal store protocol (extension): the usage tallies (integers) of a session's branch root → leaf and of the whole session, from the totals the main keeps.",
+        |s, e, r| sp::usage(s, r).map(Outcome::silent);
 }
 }
 

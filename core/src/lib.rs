@@ -69,7 +69,6 @@ pub mod state_view;
 pub mod store;
 pub mod subscriptions;
 pub mod transfer;
-#[cfg(feature = "model-context")]
 pub mod usage;
 pub mod view;
 pub mod wire;

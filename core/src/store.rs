@@ -203,12 +203,7 @@ pub trait Store {
         session_id: &str,
         leaf: Option<&str>,
     ) -> Result<(crate::usage::Tally, crate::usage::Tally), StoreError> {
-        let path = match leaf {
-            Some(leaf) => self.path_select(session_id, leaf, &WHOLE_PATH)?,
-            None => Vec::new(),
-        };
-        let entries = self.list_entries(session_id)?;
-        Ok(crate::usage::summed(path.iter().map(|(_, e)| e), entries.iter()))
+        crate::usage::summed_from(self, session_id, leaf)
     }
     /// One ordered, filtered page of metas ([`ListQuery`]).
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {

@@ -1,4 +1,4 @@
-//! Usage totals (issue 38, feature `model-context`): the tokens, cost and messages by role of a
+//! Usage totals (issue 38; kept with feature `model-context`): the tokens, cost and messages by role of a
 //! session and of any branch, kept current by [`crate::record::SessionState::apply`] so a read
 //! costs O(log n) for the active branch — O(log n + its distance from the active path) for
 //! another — whatever the session's size.
@@ -10,24 +10,25 @@
 //! that; its message counts come from the path index's class lists. Every sum is of integers
 //! (the cost in billionths of a dollar), so the kept totals equal the totals a replay rebuilds.
 
-use alloc::collections::BTreeMap;
-use alloc::string::String;
-use alloc::vec::Vec;
+#[cfg(feature = "model-context")]
+use alloc::{collections::BTreeMap, string::String, vec::Vec};
 
-use crate::error::StoreError;
-use crate::path_index::{EntryClass, PathIndex};
-use crate::record::SessionState;
+use crate::path_index::EntryClass;
 use crate::wire::{AgentMessage, MessageCounts, SessionEntry, Usage, UsageTotals};
+#[cfg(feature = "model-context")]
+use crate::{error::StoreError, path_index::PathIndex, record::SessionState};
 
 /// Billionths of a dollar per dollar.
 const NANOS_PER_USD: f64 = 1e9;
 
-/// Integer sums of usage and message counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Integer sums of usage and message counts (wrapping, so a sum less what it gained is exact).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Tally {
     /// `input`, `output`, `cache_read`, `cache_write`, `reasoning`.
     tokens: [u64; 5],
-    cost_nanos: i128,
+    /// Billionths of a dollar.
+    cost_nanos: i64,
     /// User, assistant, function result, custom messages.
     messages: [u64; 4],
 }
@@ -49,19 +50,19 @@ impl Tally {
         let cost = u.cost_usd.filter(|c| c.is_finite()).unwrap_or(0.0);
         Tally {
             tokens: [n(u.input), n(u.output), n(u.cache_read), n(u.cache_write), n(u.reasoning)],
-            cost_nanos: (cost * NANOS_PER_USD).round() as i128,
+            cost_nanos: round(cost * NANOS_PER_USD),
             messages: [0; 4],
         }
     }
 
     pub fn add(&mut self, other: &Tally) {
         self.zip(other, u64::wrapping_add);
-        self.cost_nanos += other.cost_nanos;
+        self.cost_nanos = self.cost_nanos.wrapping_add(other.cost_nanos);
     }
 
     pub fn sub(&mut self, other: &Tally) {
         self.zip(other, u64::wrapping_sub);
-        self.cost_nanos -= other.cost_nanos;
+        self.cost_nanos = self.cost_nanos.wrapping_sub(other.cost_nanos);
     }
 
     fn zip(&mut self, other: &Tally, op: fn(u64, u64) -> u64) {
@@ -89,6 +90,12 @@ impl Tally {
     }
 }
 
+/// `x` to the nearest integer, halves away from zero (`f64::round` needs std); saturating.
+fn round(x: f64) -> i64 {
+    let half = if x < 0.0 { -0.5 } else { 0.5 };
+    (x + half) as i64
+}
+
 /// The usage an entry carries (an assistant message's).
 fn usage(entry: &SessionEntry) -> Option<&Usage> {
     match entry.message() {
@@ -103,6 +110,7 @@ fn message_class(class: EntryClass) -> Option<usize> {
 }
 
 /// The whole session's tally and the active path's running tallies (module docs).
+#[cfg(feature = "model-context")]
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageIndex {
     session: Tally,
@@ -113,6 +121,7 @@ pub struct UsageIndex {
     synced: usize,
 }
 
+#[cfg(feature = "model-context")]
 impl UsageIndex {
     /// The whole session's tally.
     pub fn session(&self) -> Tally {
@@ -170,6 +179,7 @@ impl UsageIndex {
     }
 }
 
+#[cfg(feature = "model-context")]
 impl SessionState {
     /// The tallies of the branch root → `leaf` (empty without one) and of the whole session.
     pub fn usage(
@@ -193,6 +203,21 @@ impl SessionState {
         }
         Ok((branch, session))
     }
+}
+
+/// The tallies of the branch root → `leaf` and of the whole session, summed from `store`'s
+/// reads of them (O(session)): the answer of a store that keeps no totals.
+pub fn summed_from<S: crate::store::Store + ?Sized>(
+    store: &S,
+    session_id: &str,
+    leaf: Option<&str>,
+) -> Result<(Tally, Tally), crate::error::StoreError> {
+    let path = match leaf {
+        Some(leaf) => store.path_select(session_id, leaf, &crate::store::WHOLE_PATH)?,
+        None => alloc::vec::Vec::new(),
+    };
+    let entries = store.list_entries(session_id)?;
+    Ok(summed(path.iter().map(|(_, e)| e), entries.iter()))
 }
 
 /// The tallies of the branch `path` (root → leaf) and of `entries`, summed from scratch: what

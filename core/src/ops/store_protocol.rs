@@ -176,3 +176,10 @@ pub fn lifecycles(store: &dyn Store, req: Req<Lifecycles>) -> Result<Resp<Lifecy
         .collect();
     Ok(crate::wire::StoreLifecycles { lifecycles })
 }
+
+/// `session::store::usage` (extension): [`Store::usage`] of the main.
+#[cfg(feature = "model-context")]
+pub fn usage(store: &dyn Store, req: Req<UsageTallies>) -> Result<Resp<UsageTallies>> {
+    let (branch, session) = store.usage(&req.session_id, req.leaf.as_deref())?;
+    Ok(crate::wire::StoreUsage { branch, session })
+}

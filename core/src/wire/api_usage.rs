@@ -49,3 +49,21 @@ pub struct MessageCounts {
     pub function_result: u64,
     pub custom: u64,
 }
+
+/// `session::store::usage` (store protocol, extension): a session's tallies on the main.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct StoreUsageRequest {
+    pub session_id: String,
+    /// The branch's last entry (none: the branch tally is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<String>,
+}
+
+/// The tallies `session::store::usage` answers, as integers (exact).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct StoreUsage {
+    pub branch: crate::usage::Tally,
+    pub session: crate::usage::Tally,
+}

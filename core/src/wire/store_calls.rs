@@ -9,7 +9,8 @@ use super::api_store::*;
 use super::{
     ApplyRequest, ApplyResponse, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
     StoreLifecycles, StoreLifecyclesRequest, StoreListPage, StoreListPageRequest,
-    StorePathLocateRequest, StorePathSelectRequest, StorePathSpot, StorePathWindow,
+    StorePathLocateRequest, StorePathSelectRequest, StorePathSpot, StorePathWindow, StoreUsage,
+    StoreUsageRequest,
 };
 
 /// One function of the store protocol.
@@ -72,6 +73,8 @@ store_calls! {
     ListPage, "session::store::list-page", StoreListPageRequest => StoreListPage;
     // Extension: the lifecycles (trash, expiry) the main keeps.
     Lifecycles, "session::store::lifecycles", StoreLifecyclesRequest => StoreLifecycles;
+    // Extension: usage totals the main keeps (served with feature `model-context`).
+    UsageTallies, "session::store::usage", StoreUsageRequest => StoreUsage;
 }
 
 #[cfg(test)]

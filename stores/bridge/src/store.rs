@@ -31,11 +31,13 @@ use std::time::{Duration, Instant};
 use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::{self, ListQuery};
 use session_core::path::{self, PathSpot};
+use session_core::usage::Tally;
 use session_core::wire::api_store::*;
 use session_core::wire::store_calls::*;
 use session_core::wire::{
     ApplyRequest, AttachmentMeta, FeedPage, SessionEntry, SessionMeta, StoreChangesRequest,
     StoreLifecyclesRequest, StoreListPageRequest, StorePathLocateRequest, StorePathSelectRequest,
+    StoreUsageRequest,
 };
 use session_core::{Applied, ChangeSet, ErrorCode, Store, StoreError, Write};
 
@@ -351,6 +353,17 @@ impl Store for BridgeStore {
 
     fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
         self.lifecycles(None)
+    }
+
+    /// The main's kept totals in one `session::store::usage`; summed from its reads when the
+    /// main does not serve it (a seed main).
+    fn usage(&self, session_id: &str, leaf: Option<&str>) -> Result<(Tally, Tally), StoreError> {
+        let request =
+            StoreUsageRequest { session_id: session_id.into(), leaf: leaf.map(String::from) };
+        match self.call_if_served::<UsageTallies>(request)? {
+            Some(kept) => Ok((kept.branch, kept.session)),
+            None => session_core::usage::summed_from(self, session_id, leaf),
+        }
     }
 
     /// The main's index in one `session::store::path-locate`; a walk of `get-entry` calls when
