@@ -24,6 +24,12 @@
 //! fresh worker process, times that session's first `messages-tail` and first `messages` page
 //! from the worker's first answer (a cold open: BENCHMARKS.md).
 //!
+//! `--context` runs the model's-context phase instead of phases 1 and 2: per `--entries` size, a
+//! session whose compaction record (`session::compact`, keeping the message before it) is 200
+//! entries before the leaf; `session::context`, `session::messages-tail` (limit 50) and
+//! `session::usage` of its active branch, each next to a no-op registered with that read's
+//! schemas whose reply has the same size (issue 38's acceptance 3).
+//!
 //! ```sh
 //! # engine and worker as in BENCHMARKS.md "Worker through the engine" (fresh data root)
 //! cargo run --release -p session-bench --bin session-reads -- --url ws://127.0.0.1:49134 \
@@ -77,9 +83,24 @@ struct Args {
     /// the first `messages` page of this session (run right after the worker starts).
     #[arg(long)]
     cold: Option<String>,
+    /// Instead of phases 1 and 2, the model's-context phase: per `--entries` size, one session
+    /// with a compaction [`KEPT`] entries before its leaf; `session::context`,
+    /// `session::messages-tail` and `session::usage`, each next to a no-op registered with its
+    /// schemas answering the same reply size.
+    #[arg(long)]
+    context: bool,
 }
 
 const NOOP: &str = "session-reads::noop";
+/// The same no-op registered with these reads' request and response schemas (iii-sdk and the
+/// engine copy a registration, schemas included, on every call).
+const SCHEMA_NOOPS: [(&str, &str); 3] = [
+    ("session::context", "session-reads::noop-with-context-schemas"),
+    ("session::messages-tail", "session-reads::noop-with-messages-tail-schemas"),
+    ("session::usage", "session-reads::noop-with-usage-schemas"),
+];
+/// Entries of the context phase's sessions after their compaction record.
+const KEPT: usize = 200;
 /// Bytes of `{"b":""}`: the no-op's reply is this plus its blob.
 const NOOP_OVERHEAD: usize = 8;
 const PAGE: usize = 50;
@@ -140,7 +161,12 @@ impl Bench {
 
     /// µs of one no-op call whose reply is `bytes` long.
     async fn noop(&self, bytes: usize) -> Option<u64> {
-        self.read(NOOP, &json!({ "bytes": bytes })).await.map(|r| r.1)
+        self.noop_of(NOOP, bytes).await
+    }
+
+    /// µs of one call of no-op `id` whose reply is `bytes` long.
+    async fn noop_of(&self, id: &str, bytes: usize) -> Option<u64> {
+        self.read(id, &json!({ "bytes": bytes })).await.map(|r| r.1)
     }
 }
 
@@ -290,11 +316,22 @@ struct Stats {
 
 /// `samples` calls of `function_id`, each followed by a no-op with the same reply size.
 async fn measure(b: &Bench, function_id: &str, payload: Value, samples: usize) -> Stats {
+    measure_against(b, function_id, payload, samples, NOOP).await
+}
+
+/// [`measure`] against no-op `noop`.
+async fn measure_against(
+    b: &Bench,
+    function_id: &str,
+    payload: Value,
+    samples: usize,
+    noop: &str,
+) -> Stats {
     let mut s = Stats::default();
     for _ in 0..samples {
         let Some((reply, us)) = b.read(function_id, &payload).await else { continue };
         let bytes = json_len(&reply);
-        s.noop.extend(b.noop(bytes).await);
+        s.noop.extend(b.noop_of(noop, bytes).await);
         s.real.push(us);
         s.bytes.push(bytes);
     }
@@ -399,7 +436,11 @@ async fn cold_open(b: &Bench, sid: &str, command: &[String], worker_pid: Option<
 /// Appends messages `0..n` to `sid` in batches; a batch without an answer is read back
 /// (`message_count`) and resent only if it did not land (append-many is not idempotent).
 async fn populate(b: &Bench, sid: &str, n: usize) {
-    let mut done = 0;
+    populate_from(b, sid, 0, n).await
+}
+
+/// [`populate`] of messages `done..n` onto a session holding `done`.
+async fn populate_from(b: &Bench, sid: &str, mut done: usize, n: usize) {
     while done < n {
         // Batches of at most ~1 MB of text.
         let batch = b.text_bytes.map_or(BATCH, |t| (1 << 20) / t.max(1)).clamp(1, BATCH);
@@ -461,6 +502,46 @@ async fn entries_phase(b: &Bench, n: usize, samples: usize, pid: Option<u32>) ->
     }
     let call = format!("full walk, limit {WALK_PAGE}, {} page(s)", pages.len());
     rows.push(Row { call, size: n, stats });
+    rows
+}
+
+/// The context phase at `n` entries: a session of `n - KEPT` messages, a compaction record
+/// keeping its last message, `KEPT` more messages; then the three reads of its active branch,
+/// each against its schema no-op.
+async fn context_phase(b: &Bench, n: usize, samples: usize, pid: Option<u32>) -> Vec<Row> {
+    let created = b.must("session::create", json!({ "title": format!("context {n}") })).await;
+    let sid = created["session_id"].as_str().expect("session_id").to_string();
+    let started = Instant::now();
+    let before = n.saturating_sub(KEPT).max(1);
+    populate(b, &sid, before).await;
+    let base = json!({ "session_id": sid });
+    let tail = b.must("session::messages-tail", page(&base, 1, None)).await;
+    let first_kept = tail["oldest_entry_id"].as_str().expect("a newest entry").to_string();
+    let compact = json!({"session_id": sid, "summary": text(n, 2000),
+        "first_kept_entry_id": first_kept, "tokens_before": 50_000, "entry_id": "compaction"});
+    b.must("session::compact", compact).await;
+    populate_from(b, &sid, before, n).await;
+    eprintln!("session-reads: {n} entries in {:.1} s", started.elapsed().as_secs_f64());
+    settle(pid).await;
+    let context = b.must("session::context", base.clone()).await;
+    assert_eq!(context["compaction"]["entry_id"], "compaction", "the context applies it");
+    let kept = context["messages"].as_array().map_or(0, Vec::len);
+    assert_eq!(kept, n - before + 1, "the context keeps the messages after it");
+    let calls = [
+        (format!("session::context ({kept} messages kept)"), "session::context", base.clone()),
+        (
+            "session::messages-tail newest page".into(),
+            "session::messages-tail",
+            page(&base, PAGE, None),
+        ),
+        ("session::usage".into(), "session::usage", base.clone()),
+    ];
+    let mut rows = Vec::new();
+    for (call, function_id, payload) in calls {
+        let noop = SCHEMA_NOOPS.iter().find(|(id, _)| *id == function_id).expect("a no-op").1;
+        let stats = measure_against(b, function_id, payload, samples, noop).await;
+        rows.push(Row { call, size: n, stats });
+    }
     rows
 }
 
@@ -552,6 +633,17 @@ async fn main() {
             Ok::<Value, Error>(json!({ "b": "x".repeat(n.saturating_sub(NOOP_OVERHEAD)) }))
         }),
     );
+    for (op_id, noop_id) in SCHEMA_NOOPS {
+        let op = session_core::catalog::operation(op_id).expect("catalog");
+        let noop = RegisterFunction::new_async(|p: Value| async move {
+            let n = p["bytes"].as_u64().unwrap_or(0) as usize;
+            Ok::<Value, Error>(json!({ "b": "x".repeat(n.saturating_sub(NOOP_OVERHEAD)) }))
+        });
+        iii.register_function(
+            noop_id,
+            noop.request_format((op.request_schema)()).response_format((op.response_schema)()),
+        );
+    }
     iii.wait_until_registered(Duration::from_secs(10)).await.expect("engine registration");
     // Nagle off on this tool's sockets, as the worker does (`nodelay.rs`).
     session_manager::nodelay::spawn_keeper();
@@ -593,6 +685,24 @@ async fn main() {
     println!("command: {}\nload average before: {}", command.join(" "), loadavg());
 
     let mem = |label: String| (label, args.worker_pid.and_then(memory));
+    if args.context {
+        let (mut rows, mut mems) = (Vec::new(), vec![mem("start".into())]);
+        for &n in &args.entries {
+            rows.extend(context_phase(&b, n, args.samples, args.worker_pid).await);
+            mems.push(mem(format!("session of {n} entries")));
+        }
+        let title =
+            "What the model sees: each read against a no-op with its schemas and reply size";
+        print_table(title, &rows);
+        print_memory(args.worker_pid, &mems);
+        println!(
+            "\nload average after: {}; calls resent after no answer: {}",
+            loadavg(),
+            b.resent.load(Relaxed)
+        );
+        b.iii.shutdown_async().await;
+        return;
+    }
     let (mut rows, mut mems) = (Vec::new(), vec![mem("start".into())]);
     for &n in &args.entries {
         rows.extend(entries_phase(&b, n, args.samples, args.worker_pid).await);
