@@ -25,6 +25,8 @@ mod context_messages;
 mod context_model;
 #[cfg(feature = "model-context")]
 mod context_oracle;
+#[cfg(feature = "model-context")]
+mod context_rng;
 mod feed_checks;
 mod indexed;
 mod lifecycle_checks;

@@ -326,6 +326,17 @@ impl SessionState {
         &self.usage
     }
 
+    /// The usage tallies of the branch root → `leaf` (empty without one) and of the whole
+    /// session, from the kept totals (`session_id` names it in errors).
+    #[cfg(feature = "model-context")]
+    pub fn usage(
+        &self,
+        session_id: &str,
+        leaf: Option<&str>,
+    ) -> Result<(crate::usage::Tally, crate::usage::Tally), StoreError> {
+        self.usage.tallies(session_id, leaf, &self.path, &self.entries)
+    }
+
     /// Adds an `append-delta`'s text to its block: appended to block `block_index`, or a new
     /// block when that is one past the last. Rejected when the entry is not a message or the
     /// block is of another kind or out of range.

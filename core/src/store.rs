@@ -203,7 +203,7 @@ pub trait Store {
         session_id: &str,
         leaf: Option<&str>,
     ) -> Result<(crate::usage::Tally, crate::usage::Tally), StoreError> {
-        crate::usage::summed_from(self, session_id, leaf)
+        summed_usage(self, session_id, leaf)
     }
     /// One ordered, filtered page of metas ([`ListQuery`]).
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
@@ -464,4 +464,19 @@ pub fn plan_session_writes_in_place(
         LogChange::Append(records)
     };
     Ok((log, Applied { commit, attachments_deleted: Vec::new(), changes }))
+}
+
+/// The tallies of the branch root → `leaf` and of the whole session, summed from `store`'s
+/// reads of them (O(session)): the answer of a store that keeps no totals.
+pub fn summed_usage<S: Store + ?Sized>(
+    store: &S,
+    session_id: &str,
+    leaf: Option<&str>,
+) -> Result<(crate::usage::Tally, crate::usage::Tally), StoreError> {
+    let path = match leaf {
+        Some(leaf) => store.path_select(session_id, leaf, &WHOLE_PATH)?,
+        None => Vec::new(),
+    };
+    let entries = store.list_entries(session_id)?;
+    Ok(crate::usage::summed(path.iter().map(|(_, e)| e), entries.iter()))
 }

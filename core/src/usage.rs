@@ -16,7 +16,7 @@ use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use crate::path_index::EntryClass;
 use crate::wire::{AgentMessage, MessageCounts, SessionEntry, Usage, UsageTotals};
 #[cfg(feature = "model-context")]
-use crate::{error::StoreError, path_index::PathIndex, record::SessionState};
+use crate::{error::StoreError, path_index::PathIndex};
 
 /// Billionths of a dollar per dollar.
 const NANOS_PER_USD: f64 = 1e9;
@@ -180,44 +180,31 @@ impl UsageIndex {
 }
 
 #[cfg(feature = "model-context")]
-impl SessionState {
-    /// The tallies of the branch root → `leaf` (empty without one) and of the whole session.
-    pub fn usage(
+impl UsageIndex {
+    /// The tallies of the branch root → `leaf` (empty without one) and of the whole session,
+    /// `path` and `entries` being the state's ([`crate::record::SessionState::usage`]).
+    pub fn tallies(
         &self,
         session_id: &str,
         leaf: Option<&str>,
+        path: &PathIndex,
+        entries: &BTreeMap<String, SessionEntry>,
     ) -> Result<(Tally, Tally), StoreError> {
-        let session = self.usage_index().session();
-        let Some(leaf) = leaf else { return Ok((Tally::default(), session)) };
-        let view = self.path_index().view(leaf, &self.entries).map_err(|b| b.error(session_id))?;
-        let mut branch = self.usage_index().path_tokens(view.shared_len());
+        let Some(leaf) = leaf else { return Ok((Tally::default(), self.session)) };
+        let view = path.view(leaf, entries).map_err(|b| b.error(session_id))?;
+        let mut branch = self.path_tokens(view.shared_len());
         for (class, count) in view.class_counts().into_iter().enumerate() {
             if let Some(slot) = EntryClass::from_index(class as u8).and_then(message_class) {
                 branch.messages[slot] = count as u64;
             }
         }
         for id in view.own_ids() {
-            if let Some(used) = self.entries.get(id).and_then(usage) {
+            if let Some(used) = entries.get(id).and_then(usage) {
                 branch.add(&Tally::of_usage(Some(used)));
             }
         }
-        Ok((branch, session))
+        Ok((branch, self.session))
     }
-}
-
-/// The tallies of the branch root → `leaf` and of the whole session, summed from `store`'s
-/// reads of them (O(session)): the answer of a store that keeps no totals.
-pub fn summed_from<S: crate::store::Store + ?Sized>(
-    store: &S,
-    session_id: &str,
-    leaf: Option<&str>,
-) -> Result<(Tally, Tally), crate::error::StoreError> {
-    let path = match leaf {
-        Some(leaf) => store.path_select(session_id, leaf, &crate::store::WHOLE_PATH)?,
-        None => alloc::vec::Vec::new(),
-    };
-    let entries = store.list_entries(session_id)?;
-    Ok(summed(path.iter().map(|(_, e)| e), entries.iter()))
 }
 
 /// The tallies of the branch `path` (root → leaf) and of `entries`, summed from scratch: what
@@ -240,7 +227,7 @@ pub fn summed<'a>(
 mod tests {
     use super::*;
     use crate::conformance::{assistant_entry, custom_entry, message_entry};
-    use crate::record::Record;
+    use crate::record::{Record, SessionState};
     use alloc::format;
     use proptest::prelude::*;
 

@@ -1,5 +1,4 @@
-//! What the `session::context` model test writes (issue 38): its seeded generator and the
-//! messages of its script — user messages (some with a linked image), assistant messages with
+//! What the `session::context` model test writes (issue 38): the messages of its script — user messages (some with a linked image), assistant messages with
 //! thinking, text, function calls and usage, function results answering a call or none.
 
 use alloc::format;
@@ -9,46 +8,6 @@ use alloc::vec::Vec;
 use serde_json::{json, Value};
 
 use super::context_model::ModelSession;
-
-/// A xorshift64 generator: one seed, one script, on every backend and target.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        // Spread small seeds; xorshift stays at 0 once there, so never start there.
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    /// A number in `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        match n {
-            0 => 0,
-            n => (self.next_u64() % n as u64) as usize,
-        }
-    }
-
-    /// True `percent` times in a hundred.
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next_u64() % 100 < percent
-    }
-
-    pub fn pick<T: Clone>(&mut self, items: &[T]) -> Option<T> {
-        match items.len() {
-            0 => None,
-            n => Some(items[self.below(n)].clone()),
-        }
-    }
-}
 
 impl ModelSession<'_> {
     pub(super) fn next_serial(&mut self) -> u64 {

@@ -16,7 +16,7 @@ use crate::env::Env;
 use crate::error::{ErrorCode, SessionError};
 use crate::store::Store;
 
-pub use super::context_messages::Rng;
+pub use super::context_rng::Rng;
 
 /// Calls `id` through the catalog, as a host would.
 pub fn call(

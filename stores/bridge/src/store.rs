@@ -362,7 +362,7 @@ impl Store for BridgeStore {
             StoreUsageRequest { session_id: session_id.into(), leaf: leaf.map(String::from) };
         match self.call_if_served::<UsageTallies>(request)? {
             Some(kept) => Ok((kept.branch, kept.session)),
-            None => session_core::usage::summed_from(self, session_id, leaf),
+            None => session_core::store::summed_usage(self, session_id, leaf),
         }
     }
 
