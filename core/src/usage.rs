@@ -208,7 +208,7 @@ impl UsageIndex {
 }
 
 /// The tallies of the branch `path` (root → leaf) and of `entries`, summed from scratch: what
-/// stores without a [`SessionState`] answer, and the oracle of the kept ones.
+/// stores without a [`SessionState`](crate::record::SessionState) answer, and the oracle of the kept ones.
 pub fn summed<'a>(
     path: impl Iterator<Item = &'a SessionEntry>,
     entries: impl Iterator<Item = &'a SessionEntry>,
