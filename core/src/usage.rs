@@ -213,14 +213,14 @@ pub fn summed<'a>(
     path: impl Iterator<Item = &'a SessionEntry>,
     entries: impl Iterator<Item = &'a SessionEntry>,
 ) -> (Tally, Tally) {
-    let sum = |all: &mut dyn Iterator<Item = &'a SessionEntry>| {
-        all.fold(Tally::default(), |mut t, e| {
-            t.add(&Tally::of(e));
-            t
-        })
-    };
-    let (mut path, mut entries) = (path, entries);
-    (sum(&mut path), sum(&mut entries))
+    (sum_of(path), sum_of(entries))
+}
+
+/// The tally of `entries`, summed.
+fn sum_of<'a>(entries: impl Iterator<Item = &'a SessionEntry>) -> Tally {
+    let mut tally = Tally::default();
+    entries.for_each(|e| tally.add(&Tally::of(e)));
+    tally
 }
 
 #[cfg(test)]

@@ -165,7 +165,12 @@ fn fit(
     summary_tokens: u64,
     budget: u64,
 ) -> (usize, Option<DroppedTurns>) {
-    let total = |from: usize| summary_tokens + costs[from..].iter().sum::<u64>();
+    // total[i]: the estimate when the messages from i on are kept (summary included).
+    let mut total = alloc::vec![summary_tokens; costs.len() + 1];
+    for i in (0..costs.len()).rev() {
+        total[i] = total[i + 1] + costs[i];
+    }
+    let total = |from: usize| total[from];
     if total(0) <= budget {
         return (0, None);
     }

@@ -375,6 +375,14 @@ fn print_table(title: &str, rows: &[Row]) {
     }
 }
 
+/// The no-op: answers `{"b": "xx…"}` of the byte count its payload asks for.
+fn blob_noop() -> RegisterFunction {
+    RegisterFunction::new_async(|p: Value| async move {
+        let n = p["bytes"].as_u64().unwrap_or(0) as usize;
+        Ok::<Value, Error>(json!({ "b": "x".repeat(n.saturating_sub(NOOP_OVERHEAD)) }))
+    })
+}
+
 /// VmRSS and VmHWM of `pid` (MB), from `/proc/<pid>/status`.
 fn memory(pid: u32) -> Option<(f64, f64)> {
     procfs::memory_mb(Some(pid))
@@ -626,19 +634,10 @@ async fn main() {
     let args = Args::parse();
     let command: Vec<String> = std::env::args().collect();
     let iii = session_manager::telemetry::client_connection(&args.url, "session-reads");
-    iii.register_function(
-        NOOP,
-        RegisterFunction::new_async(|p: Value| async move {
-            let n = p["bytes"].as_u64().unwrap_or(0) as usize;
-            Ok::<Value, Error>(json!({ "b": "x".repeat(n.saturating_sub(NOOP_OVERHEAD)) }))
-        }),
-    );
+    iii.register_function(NOOP, blob_noop());
     for (op_id, noop_id) in SCHEMA_NOOPS {
         let op = session_core::catalog::operation(op_id).expect("catalog");
-        let noop = RegisterFunction::new_async(|p: Value| async move {
-            let n = p["bytes"].as_u64().unwrap_or(0) as usize;
-            Ok::<Value, Error>(json!({ "b": "x".repeat(n.saturating_sub(NOOP_OVERHEAD)) }))
-        });
+        let noop = blob_noop();
         iii.register_function(
             noop_id,
             noop.request_format((op.request_schema)()).response_format((op.response_schema)()),
