@@ -320,12 +320,6 @@ impl SessionState {
         self.usage.sync(&self.path, unchanged, &self.entries);
     }
 
-    /// The usage totals kept with the state.
-    #[cfg(feature = "model-context")]
-    pub fn usage_index(&self) -> &crate::usage::UsageIndex {
-        &self.usage
-    }
-
     /// The usage tallies of the branch root → `leaf` (empty without one) and of the whole
     /// session, from the kept totals (`session_id` names it in errors).
     #[cfg(feature = "model-context")]
