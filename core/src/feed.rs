@@ -135,10 +135,11 @@ pub fn compacted_change(first_seq: u64, seq: u64, timestamp: i64, epoch: Option<
     }
 }
 
+crate::internally_tagged! {
+tag = "kind", rename_all = "snake_case", remote = "PendingChange";
 /// A change the mutation asks the store to record: seqs are given when it lands.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PendingChange {
     /// A change whose type and payload are known before the write.
     Known { change_type: String, payload: Value },
@@ -148,6 +149,7 @@ pub enum PendingChange {
     /// The `session::message-delta` of this change set's `AppendDelta` (its payload is the
     /// delta's).
     AppliedDelta,
+}
 }
 
 impl PendingChange {

@@ -49,7 +49,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::record::{Record, SessionState};
 
@@ -90,15 +90,17 @@ pub enum Line {
     Invalid,
 }
 
+crate::internally_tagged! {
+tag = "type", rename_all = "snake_case", remote = "Framing";
 /// The lines that frame records, tagged as records are (an enum, so the tag is required: a
 /// tagged struct would also read `{"lines":3}` or `[3]`).
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Serialize)]
 enum Framing {
     /// Opens a group of the next `lines` plain record lines.
     Begin { lines: usize },
     /// The one-line group of earlier builds, still read.
     Group { records: Vec<Record> },
+}
 }
 
 /// Encodes one record as a line (JSON + `\n`).

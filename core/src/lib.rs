@@ -68,6 +68,7 @@ pub mod simulate;
 pub mod state_view;
 pub mod store;
 pub mod subscriptions;
+pub mod tagged;
 pub mod transfer;
 pub mod usage;
 pub mod view;

@@ -13,11 +13,12 @@ use crate::lifecycle::{Lifecycle, Trashed};
 use crate::path_index::PathIndex;
 use crate::wire::{Change, ContentBlock, MessageDelta, SessionEntry, SessionMeta};
 
+crate::internally_tagged! {
+tag = "type", rename_all = "snake_case", remote = "Record";
 /// One line of a session's JSONL log.
 // Records are short-lived (parsed, applied, dropped); boxing the metas would only add allocations.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Record {
     /// The session's metadata (last wins).
     Meta { meta: SessionMeta },
@@ -50,6 +51,7 @@ pub enum Record {
     /// The session's `expires_at` (`null` clears it). An extension v1.0.32 skips (its sessions
     /// never expire).
     Expiry { expires_at: Option<i64> },
+}
 }
 
 /// A feed change as the log holds it. `payload` is left out when the record just before it in the

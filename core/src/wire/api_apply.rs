@@ -13,10 +13,11 @@ use crate::feed::PendingChange;
 use crate::record::CommitOutcome;
 use crate::store::{Applied, ChangeSet, Write};
 
+crate::internally_tagged! {
+tag = "type", rename_all = "snake_case", remote = "StoreWrite";
 /// One write of a change set, as `session::store::apply` carries it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "type", rename_all = "snake_case")]
 pub enum StoreWrite {
     PutMeta {
         meta: SessionMeta,
@@ -70,6 +71,7 @@ pub enum StoreWrite {
         epoch: Option<String>,
         changes: Vec<PendingChange>,
     },
+}
 }
 
 /// A change set of one session.

@@ -5,10 +5,11 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+crate::internally_tagged! {
+tag = "type", rename_all = "snake_case", remote = "ContentBlock";
 /// The atomic unit of message content. A message's `content` is an ordered array of these.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     Text {
         text: String,
@@ -60,6 +61,7 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         is_error: Option<bool>,
     },
+}
 }
 
 /// Token / cost accounting reported by providers.

@@ -1,19 +1,20 @@
 //! `SessionEntry`: one node of a session's entry tree (tagged by `kind`), with shared accessors.
 
 use alloc::string::String;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{AgentMessage, CustomPayload, Object};
 
+crate::internally_tagged! {
+tag = "kind", rename_all = "snake_case", remote = "SessionEntry";
 /// The entry envelope giving each stored item identity, ordering and a parent link (used for
 /// forking), discriminated by `kind`.
 // Unboxed on purpose: `message` is the common variant and its fields are matched by value all over
 // the operations; boxing it would buy nothing but an allocation per entry.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SessionEntry {
     /// A transcript message.
     Message {
@@ -46,6 +47,7 @@ pub enum SessionEntry {
         #[serde(default)]
         data: Value,
     },
+}
 }
 
 impl SessionEntry {

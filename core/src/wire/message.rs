@@ -7,10 +7,11 @@ use serde_json::Value;
 
 use super::{ContentBlock, ErrorKind, Role, StopReason, Usage};
 
+crate::internally_tagged! {
+tag = "role", rename_all = "snake_case", remote = "AgentMessage";
 /// The canonical transcript message union, discriminated by `role`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(tag = "role", rename_all = "snake_case")]
 pub enum AgentMessage {
     User {
         content: Vec<ContentBlock>,
@@ -69,6 +70,7 @@ pub enum AgentMessage {
         /// Milliseconds since epoch.
         timestamp: i64,
     },
+}
 }
 
 impl AgentMessage {
