@@ -95,6 +95,40 @@ fn snapshot_replays_to_same_state() {
     assert_eq!(state.committed.len(), 4, "every append and append-many entry is committed");
 }
 
+/// Found by the npm package's consumer test: a deterministic workspace that loaded a file holding
+/// `e_001` drew `e_001` for its next append, which then passed for that entry's replay (nothing
+/// written) — and `append-many` replaced the loaded entry. A generated id now skips taken ones.
+#[test]
+fn generated_entry_ids_skip_ids_the_session_holds() {
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let store = MemStore::new();
+    let call = |id: &str, payload| {
+        catalog::dispatch(&store, &env, id, payload).expect("known").expect("call succeeds")
+    };
+    let text =
+        |t: &str| json!({"role": "user", "content": [{"type": "text", "text": t}], "timestamp": 1});
+    call("session::ensure", json!({"session_id": "s"}));
+    for (id, t) in [("e_001", "loaded 1"), ("e_002", "loaded 2"), ("e_004", "loaded 4")] {
+        call("session::append", json!({"session_id": "s", "entry_id": id, "message": text(t)}));
+    }
+    let one = call("session::append", json!({"session_id": "s", "message": text("new")}));
+    assert_eq!(one.response["entry_id"], "e_003");
+    let many = call(
+        "session::append-many",
+        json!({"session_id": "s", "messages": [text("x"), text("y")]}),
+    );
+    assert_eq!(many.response["entry_ids"], json!(["e_005", "e_006"]));
+    let entries = store.list_entries("s").expect("lists");
+    assert_eq!(entries.len(), 6);
+    let loaded = store.get_entry("s", "e_004").expect("reads").expect("kept");
+    assert_eq!(
+        serde_json::to_value(&loaded).expect("encodes")["message"]["content"][0]["text"],
+        "loaded 4"
+    );
+    assert_eq!(store.get_meta("s").expect("reads").expect("exists").message_count, 6);
+}
+
 #[test]
 fn legacy_three_line_append_commits_on_meta() {
     let meta: SessionMeta = serde_json::from_value(json!({

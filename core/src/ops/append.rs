@@ -48,7 +48,10 @@ pub fn decide(
                 }
                 None => view.active_leaf()?,
             };
-            let id = req.entry_id.unwrap_or_else(|| env.ids.entry_id());
+            let id = match req.entry_id {
+                Some(id) => id,
+                None => super::fresh_entry_id(view, env)?,
+            };
             let timestamp = env.clock.now_ms();
             match (req.message, req.custom) {
                 (Some(message), _) => SessionEntry::Message {

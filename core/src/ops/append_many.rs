@@ -40,7 +40,7 @@ pub fn decide(
     let mut changes = ChangeSet::new(sid.clone());
     let mut entries = Vec::with_capacity(req.messages.len());
     for message in req.messages {
-        let id = env.ids.entry_id();
+        let id = super::fresh_entry_id(view, env)?;
         let entry = SessionEntry::Message {
             id: id.clone(),
             parent_id: parent.replace(id),

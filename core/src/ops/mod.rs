@@ -48,7 +48,6 @@ pub mod store_protocol;
 pub mod sweep;
 pub mod trash;
 pub mod update_message;
-#[cfg(feature = "model-context")]
 pub mod usage;
 
 /// A call's result: the response and the events to publish, in order, once the write landed.
@@ -250,6 +249,19 @@ pub fn require_meta(view: &dyn SessionView) -> Result<SessionMeta> {
 /// An entry of the session (any branch), or `session/entry_not_found`.
 pub fn require_entry(view: &dyn SessionView, entry_id: &str) -> Result<SessionEntry> {
     view.entry(entry_id)?.ok_or_else(|| SessionError::entry_not_found(view.session_id(), entry_id))
+}
+
+/// A generated entry id that no entry of the session holds yet. A deterministic generator
+/// (`SeqIds`: the browser's `deterministic` workspace, the tests) can draw an id a loaded file
+/// already holds, and a new entry under a taken id would pass for that entry's replay (`append`)
+/// or replace it (`append-many`); random ids only make that unlikely.
+pub fn fresh_entry_id(view: &dyn SessionView, env: &Env<'_>) -> Result<alloc::string::String> {
+    loop {
+        let id = env.ids.entry_id();
+        if view.entry(&id)?.is_none() {
+            return Ok(id);
+        }
+    }
 }
 
 /// [`require_meta`] for a read, through the store's own reads.
