@@ -302,9 +302,7 @@ macro_rules! catalog {
      store_windows { $( $wid:literal, $wkind:ident / $weffects:ident, $WReq:ty => $WResp:ty,
         $wdesc:literal, |$ws:ident, $we:ident, $wr:ident| $wbody:expr; )* }
      durable { $( $did:literal, $dkind:ident / $deffects:ident, $DReq:ty => $DResp:ty,
-        $ddesc:literal, |$ds:ident, $de:ident, $dr:ident| $dbody:expr; )* }
-     model_context { $( $mid:literal, $mkind:ident / $meffects:ident, $MReq:ty => $MResp:ty,
-        $mdesc:literal, |$ms:ident, $me:ident, $mr:ident| $mbody:expr; )* }) => {
+        $ddesc:literal, |$ds:ident, $de:ident, $dr:ident| $dbody:expr; )* }) => {
         /// The seed's functions (v1.0.32's 41), in registration order: ids, schemas and
         /// descriptions exactly the reference's (`spec/agent-api-reference.json`).
         pub const OPERATIONS: &[Operation] = operations! { $(
@@ -315,18 +313,15 @@ macro_rules! catalog {
         /// registration file under `spec/extensions/`, and a worker registers them unless it
         /// runs seed-only. The store protocol's extensions (a whole change set, feed pages, path
         /// windows, list pages) are here only with feature `store-windows` (a bridge's main
-        /// serves them; the browser build leaves them out), erasure only with feature `durable` (what it erases beyond a delete is what
-        /// a durable store keeps elsewhere; the browser's in-memory workspace has none of it),
-        /// and the model's context (compaction records, `session::context`) only with feature
-        /// `model-context` (not yet in the browser build: its bundle budget).
+        /// serves them; the browser build leaves them out), and erasure only with feature
+        /// `durable` (what it erases beyond a delete is what a durable store keeps elsewhere; the
+        /// browser's in-memory workspace has none of it).
         pub const EXTENSIONS: &[Operation] = operations! {
             $( $xid, $xkind / $xeffects, $XReq => $XResp, $xdesc, |$xs, $xe, $xr| $xbody; )*
             $( #[cfg(feature = "store-windows")]
                $wid, $wkind / $weffects, $WReq => $WResp, $wdesc, |$ws, $we, $wr| $wbody; )*
             $( #[cfg(feature = "durable")]
                $did, $dkind / $deffects, $DReq => $DResp, $ddesc, |$ds, $de, $dr| $dbody; )*
-            $( #[cfg(feature = "model-context")]
-               $mid, $mkind / $meffects, $MReq => $MResp, $mdesc, |$ms, $me, $mr| $mbody; )*
         };
 
         /// Runs function `id` (seed or extension) on a JSON payload: decode, decide, apply,
@@ -350,9 +345,6 @@ macro_rules! catalog {
                 $( #[cfg(feature = "durable")]
                    $did => Some(run!(store, env, payload, $deffects, $DReq => $DResp,
                     |$ds, $de, $dr| $dbody)), )*
-                $( #[cfg(feature = "model-context")]
-                   $mid => Some(run!(store, env, payload, $meffects, $MReq => $MResp,
-                    |$ms, $me, $mr| $mbody)), )*
                 _ => None,
             }
         }
@@ -510,6 +502,15 @@ extensions {
     "session::sweep", Mutation / SWEEP, SweepRequest => SweepResponse,
         "Delete every session whose expires_at has passed and purge every session trashed longer than trash_retention_secs (the worker runs this itself every second); answers how many of each.",
         |s, e, r| ops::sweep::run(s, e, r);
+    "session::compact", Mutation / WRITE, CompactRequest => AppendResponse,
+        "Append a compaction record (a custom entry of type compaction: summary, first_kept_entry_id, tokens_before?, details?) after checking that the first kept entry is on its path and that the cut keeps every function call with its result; otherwise as session::append.",
+        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::compact::decide(v, e, r.clone())) };
+    "session::context", Read / READ, ContextRequest => ContextResponse,
+        "What a model is given for the branch ending at leaf (default: the active leaf): the newest valid compaction on that branch, then its message entries from the first kept one, with a token estimate; with token_budget the oldest whole turns are dropped until it fits.",
+        |s, e, r| ops::context::decide(s, r).map(Outcome::silent);
+    "session::usage", Read / READ, UsageRequest => UsageResponse,
+        "Token, cost and message totals of the branch ending at leaf (default: the active leaf) and of the whole session: input, output, cache_read, cache_write, reasoning and cost_usd summed from assistant messages' usage, messages counted by role; kept as entries are written, so a read does not grow with the session.",
+        |s, e, r| ops::usage::decide(s, r).map(Outcome::silent);
 }
 store_windows {
     "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,
@@ -530,25 +531,14 @@ store_windows {
     "session::store::lifecycles", StoreProtocol / READ, StoreLifecyclesRequest => StoreLifecycles,
         "Internal store protocol (extension): the lifecycle (trash, expiry) of one session, or of every session that has one.",
         |s, e, r| sp::lifecycles(s, r).map(Outcome::silent);
+    "session::store::usage", StoreProtocol / READ, StoreUsageRequest => StoreUsage,
+        "Internal store protocol (extension): the usage tallies (integers) of a session's branch root → leaf and of the whole session, from the totals the main keeps.",
+        |s, e, r| sp::usage(s, r).map(Outcome::silent);
 }
 durable {
     "session::erase", Mutation / ERASE, EraseRequest => EraseResponse,
         "Erase every trace of a session, or of every session whose metadata matches a filter (subset match, as session::list; all: true for an empty filter): entries, attachments, feed, and the store's journal and indexes. Fires session::deleted per session; answers how many sessions and bytes were erased.",
         |s, e, r| ops::erase::run(s, e, r);
-}
-model_context {
-    "session::compact", Mutation / WRITE, CompactRequest => AppendResponse,
-        "Append a compaction record (a custom entry of type compaction: summary, first_kept_entry_id, tokens_before?, details?) after checking that the first kept entry is on its path and that the cut keeps every function call with its result; otherwise as session::append.",
-        |s, e, r| { let sid = r.session_id.clone(); ops::transact(s, e, &sid, |v, e| ops::compact::decide(v, e, r.clone())) };
-    "session::context", Read / READ, ContextRequest => ContextResponse,
-        "What a model is given for the branch ending at leaf (default: the active leaf): the newest valid compaction on that branch, then its message entries from the first kept one, with a token estimate; with token_budget the oldest whole turns are dropped until it fits.",
-        |s, e, r| ops::context::decide(s, r).map(Outcome::silent);
-    "session::usage", Read / READ, UsageRequest => UsageResponse,
-        "Token, cost and message totals of the branch ending at leaf (default: the active leaf) and of the whole session: input, output, cache_read, cache_write, reasoning and cost_usd summed from assistant messages' usage, messages counted by role; kept as entries are written, so a read does not grow with the session.",
-        |s, e, r| ops::usage::decide(s, r).map(Outcome::silent);
-    "session::store::usage", StoreProtocol / READ, StoreUsageRequest => StoreUsage,
-        "Internal store protocol (extension): the usage tallies (integers) of a session's branch root → leaf and of the whole session, from the totals the main keeps.",
-        |s, e, r| sp::usage(s, r).map(Outcome::silent);
 }
 }
 

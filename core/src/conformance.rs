@@ -17,33 +17,23 @@ use crate::wire::{
     AgentMessage, AttachmentMeta, SessionEntry, SessionKind, SessionMeta, SessionStatus,
 };
 
-#[cfg(feature = "model-context")]
 mod context_checks;
-#[cfg(feature = "model-context")]
 mod context_messages;
-#[cfg(feature = "model-context")]
 mod context_model;
-#[cfg(feature = "model-context")]
 mod context_oracle;
-#[cfg(feature = "model-context")]
 mod context_rng;
 mod feed_checks;
 mod indexed;
 mod lifecycle_checks;
 #[cfg(feature = "std")]
 pub mod races;
-#[cfg(feature = "model-context")]
 mod usage_checks;
-#[cfg(feature = "model-context")]
 pub use context_checks::*;
-#[cfg(feature = "model-context")]
 pub use context_model::{ModelSession, Rng};
-#[cfg(feature = "model-context")]
 pub use context_oracle::context_oracle;
 pub use feed_checks::*;
 pub use indexed::*;
 pub use lifecycle_checks::*;
-#[cfg(feature = "model-context")]
 pub use usage_checks::*;
 
 /// Builds a fresh, empty store.
@@ -57,7 +47,7 @@ type Check = fn(Make<'_>) -> Result<(), String>;
 #[macro_export]
 macro_rules! for_each_conformance_check {
     ([$($args:tt)*] $($callback:tt)+) => {
-        $crate::__with_model_context_checks! { [$($args)*] [$($callback)+]
+        $($callback)+! { [$($args)*]
             unknown_session_reads_empty => check_unknown_session_reads_empty,
             meta_put_get_list_delete => check_meta_put_get_list_delete,
             entries_put_get_list_delete => check_entries_put_get_list_delete,
@@ -85,31 +75,9 @@ macro_rules! for_each_conformance_check {
             indexed_list_pages => check_indexed_list_pages,
             lifecycle_trash_and_restore => check_lifecycle_trash_and_restore,
             lifecycle_expiry_and_delete => check_lifecycle_expiry_and_delete,
-        }
-    };
-}
-
-/// Adds the checks of the model's context (issue 38) to the list when session-core is built
-/// with feature `model-context` (every store crate enables it; the browser build does not,
-/// and its wasm tests then run the list without them).
-#[cfg(feature = "model-context")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __with_model_context_checks {
-    ([$($args:tt)*] [$($callback:tt)+] $($list:tt)*) => {
-        $($callback)+! { [$($args)*] $($list)*
             usage_totals => check_usage_totals,
             context_matches_oracle => check_context_matches_oracle,
         }
-    };
-}
-
-#[cfg(not(feature = "model-context"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __with_model_context_checks {
-    ([$($args:tt)*] [$($callback:tt)+] $($list:tt)*) => {
-        $($callback)+! { [$($args)*] $($list)* }
     };
 }
 

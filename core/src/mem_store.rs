@@ -288,7 +288,6 @@ impl Store for MemStore {
         })
     }
 
-    #[cfg(feature = "model-context")]
     fn usage(
         &self,
         session_id: &str,

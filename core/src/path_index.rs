@@ -140,7 +140,6 @@ pub struct PathIndex {
     broken: Option<Broken>,
     /// The shortest the path was cut to since [`PathIndex::take_unchanged`] last asked: the
     /// positions below it are as they were then (0 for a new index).
-    #[cfg(feature = "model-context")]
     unchanged: usize,
 }
 
@@ -206,7 +205,6 @@ impl PathIndex {
     }
 
     fn truncate(&mut self, len: usize) {
-        #[cfg(feature = "model-context")]
         {
             self.unchanged = self.unchanged.min(len);
         }
@@ -224,7 +222,6 @@ impl PathIndex {
 
     /// How many positions of the path are as they were at the last call (all of them for a
     /// new index: 0); from now on, all of them.
-    #[cfg(feature = "model-context")]
     pub fn take_unchanged(&mut self) -> usize {
         core::mem::replace(&mut self.unchanged, self.ids.len())
     }

@@ -133,7 +133,6 @@ pub struct SessionState {
     /// The active path as positions, derived from `entries` and `leaf` (issue 12).
     path: PathIndex,
     /// Usage totals, derived from `entries` and the path (issue 38).
-    #[cfg(feature = "model-context")]
     usage: crate::usage::UsageIndex,
 }
 
@@ -312,11 +311,9 @@ impl SessionState {
             }
             Record::Expiry { expires_at } => self.lifecycle.expires_at = *expires_at,
         }
-        #[cfg(feature = "model-context")]
         self.sync_usage();
     }
 
-    #[cfg(feature = "model-context")]
     fn sync_usage(&mut self) {
         let unchanged = self.path.take_unchanged();
         self.usage.sync(&self.path, unchanged, &self.entries);
@@ -324,7 +321,6 @@ impl SessionState {
 
     /// The usage tallies of the branch root → `leaf` (empty without one) and of the whole
     /// session, from the kept totals (`session_id` names it in errors).
-    #[cfg(feature = "model-context")]
     pub fn usage(
         &self,
         session_id: &str,
@@ -365,7 +361,6 @@ impl SessionState {
     /// Stores `entry` (replacing one of its id), keeping the path index current.
     fn put_entry(&mut self, entry: &SessionEntry) {
         let old = self.entries.insert(entry.id().into(), entry.clone());
-        #[cfg(feature = "model-context")]
         self.usage.replaced(old.as_ref(), entry, self.path.position(entry.id()));
         let rebuild = match old {
             Some(old) => self.path.affected_by(&old, entry),
@@ -387,7 +382,6 @@ impl SessionState {
         self.entries.clear();
         self.committed.clear();
         self.path = PathIndex::build(self.leaf.as_deref(), &self.entries);
-        #[cfg(feature = "model-context")]
         {
             self.usage.cleared();
             self.sync_usage();

@@ -197,7 +197,6 @@ pub trait Store {
     /// The usage tallies of the branch root → `leaf` (empty without one) and of the whole
     /// session (issue 38). The default sums the branch and the session from scratch; stores
     /// that hold a [`crate::record::SessionState`] answer from its kept totals.
-    #[cfg(feature = "model-context")]
     fn usage(
         &self,
         session_id: &str,

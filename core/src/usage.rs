@@ -1,7 +1,7 @@
-//! Usage totals (issue 38; kept with feature `model-context`): the tokens, cost and messages by role of a
-//! session and of any branch, kept current by [`crate::record::SessionState::apply`] so a read
-//! costs O(log n) for the active branch — O(log n + its distance from the active path) for
-//! another — whatever the session's size.
+//! Usage totals (issue 38): the tokens, cost and messages by role of a session and of any branch,
+//! kept current by [`crate::record::SessionState::apply`] so a read costs O(log n) for the active
+//! branch — O(log n + its distance from the active path) for another — whatever the session's
+//! size.
 //!
 //! The whole session's [`Tally`] gains each entry added and loses the one it replaces (an
 //! `update-message` that changes `usage` subtracts the old). The active path keeps the running
@@ -10,12 +10,10 @@
 //! that; its message counts come from the path index's class lists. Every sum is of integers
 //! (the cost in billionths of a dollar), so the kept totals equal the totals a replay rebuilds.
 
-#[cfg(feature = "model-context")]
 use alloc::{collections::BTreeMap, string::String, vec::Vec};
 
 use crate::path_index::EntryClass;
 use crate::wire::{AgentMessage, MessageCounts, SessionEntry, Usage, UsageTotals};
-#[cfg(feature = "model-context")]
 use crate::{error::StoreError, path_index::PathIndex};
 
 /// Billionths of a dollar per dollar.
@@ -110,7 +108,6 @@ fn message_class(class: EntryClass) -> Option<usize> {
 }
 
 /// The whole session's tally and the active path's running tallies (module docs).
-#[cfg(feature = "model-context")]
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageIndex {
     session: Tally,
@@ -121,7 +118,6 @@ pub struct UsageIndex {
     synced: usize,
 }
 
-#[cfg(feature = "model-context")]
 impl UsageIndex {
     /// The whole session's tally.
     pub fn session(&self) -> Tally {
@@ -179,7 +175,6 @@ impl UsageIndex {
     }
 }
 
-#[cfg(feature = "model-context")]
 impl UsageIndex {
     /// The tallies of the branch root → `leaf` (empty without one) and of the whole session,
     /// `path` and `entries` being the state's ([`crate::record::SessionState::usage`]).

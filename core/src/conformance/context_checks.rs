@@ -1,7 +1,6 @@
 //! The conformance check of `session::context` (issue 38, `context_matches_oracle`): on random
 //! sessions built through the catalog ([`ModelSession`]), its answer for many leaves, budgets and
 //! image settings equals the plain whole-path oracle's ([`context_oracle`]), errors included.
-//! Built with feature `model-context` only (the catalog has no `session::context` without it).
 
 use alloc::string::String;
 

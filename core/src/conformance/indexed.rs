@@ -52,7 +52,6 @@ pub fn indexed_reads_agree(store: &dyn Store, sid: &str, probe: Probe) -> Result
     for leaf in &leaves {
         path_reads_agree(store, sid, leaf, &ids, probe)?;
     }
-    #[cfg(feature = "model-context")]
     super::usage_agrees(store, sid)?;
     list_pages_agree(store, probe)
 }

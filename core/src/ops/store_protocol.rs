@@ -178,7 +178,6 @@ pub fn lifecycles(store: &dyn Store, req: Req<Lifecycles>) -> Result<Resp<Lifecy
 }
 
 /// `session::store::usage` (extension): [`Store::usage`] of the main.
-#[cfg(feature = "model-context")]
 pub fn usage(store: &dyn Store, req: Req<UsageTallies>) -> Result<Resp<UsageTallies>> {
     let (branch, session) = store.usage(&req.session_id, req.leaf.as_deref())?;
     Ok(crate::wire::StoreUsage { branch, session })

@@ -73,7 +73,7 @@ store_calls! {
     ListPage, "session::store::list-page", StoreListPageRequest => StoreListPage;
     // Extension: the lifecycles (trash, expiry) the main keeps.
     Lifecycles, "session::store::lifecycles", StoreLifecyclesRequest => StoreLifecycles;
-    // Extension: usage totals the main keeps (served with feature `model-context`).
+    // Extension: usage totals the main keeps (served with feature `store-windows`).
     UsageTallies, "session::store::usage", StoreUsageRequest => StoreUsage;
 }
 
