@@ -3,7 +3,7 @@
 //! serde's derive decodes an internally tagged enum by first copying the whole object into its
 //! private `Content` tree, then decoding the variant from that copy; every type reached from such
 //! an enum gets one more copy of its decoder for `Content`. In the browser bundle that was a fifth
-//! of the code (188 KB of 1 MB, measured with `twiggy`). [`internally_tagged!`] writes the enum as
+//! of the code (188 KB of 1 MB, measured with `twiggy`). [`internally_tagged!`](crate::internally_tagged) writes the enum as
 //! before (the derive's `Serialize` and JSON Schema still see `#[serde(tag = ...)]`, so the wire
 //! shape and the golden schemas are unchanged) and decodes it here instead: the object is read as a
 //! JSON map, the tag is taken out, and the rest is handed to a mirror of the enum derived
