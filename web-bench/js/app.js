@@ -1,17 +1,19 @@
 // web-bench: the page controller: loading files, the session list and its trash, selection,
-// branch switching, forking, export, the simulation panel and rebuilding a session from its change
-// feed, all through the wasm Workspace (which a timer sweeps every second).
+// branch switching, forking, export, what the model sees of the shown branch, the simulation panel
+// and rebuilding a session from its change feed, all through the wasm Workspace (which a timer
+// sweeps every second).
 import { h } from './blocks.js';
 import { Transcript } from './transcript.js';
 import { renderTree, shape } from './tree.js';
 import { SessionList, TrashList } from './sessions.js';
 import { Simulation } from './simulation.js';
 import { showRebuild } from './feed.js';
+import { showContext } from './context.js';
 import { loadWasm, Store } from './wasm.js';
 
 const $ = (id) => document.getElementById(id);
 // `trees`: each session's tree shape, read once (entries only change by loading or forking).
-const state = { store: null, sources: new Map(), selected: null, simulation: null, transcript: null, trees: new Map(), list: null, trash: null };
+const state = { store: null, sources: new Map(), selected: null, simulation: null, transcript: null, trees: new Map(), list: null, trash: null, model: null };
 const SWEEP_MS = 1000;
 
 function status(text, isError = false) {
@@ -109,11 +111,24 @@ export function select(sessionId, focusEntry) {
   if (!state.trees.has(sessionId)) state.trees.set(sessionId, shape(state.store, sessionId));
   const leaf = state.store.ask('session::store::get-active-leaf', { session_id: sessionId }).entry_id;
   renderTree($('tree'), state.trees.get(sessionId), leaf, switchLeaf, focusEntry);
+  showModel(state.store, sessionId, leaf);
   setSessionButtons(true);
 }
 
+/** The token budget typed in (a positive whole number), or null for none. */
+function budget() {
+  const value = Number($('budget-input').value);
+  return $('budget-input').value !== '' && Number.isInteger(value) && value > 0 ? value : null;
+}
+
+/** "What the model sees" for the branch ending at `leaf`, under the typed budget. */
+function showModel(store, sessionId, leaf) {
+  state.model = { store, sessionId, leaf };
+  showContext($('model'), store, sessionId, leaf, budget());
+}
+
 function setSessionButtons(enabled) {
-  for (const id of ['export-button', 'simulate-button', 'rebuild-button', 'trash-button']) $(id).disabled = !enabled;
+  for (const id of ['export-button', 'simulate-button', 'rebuild-button', 'trash-button', 'budget-input']) $(id).disabled = !enabled;
 }
 
 /** Shows no session (the last live one went to the trash or was swept). */
@@ -127,6 +142,8 @@ function clearSelection() {
   showTranscript(null);
   $('transcript').replaceChildren();
   $('tree').replaceChildren();
+  $('model').replaceChildren();
+  state.model = null;
   setSessionButtons(false);
 }
 
@@ -265,6 +282,7 @@ function simulate() {
     // Each step changes the entries, so the simulated tree's shape is read afresh.
     const leaf = store.ask('session::store::get-active-leaf', { session_id: sid }).entry_id;
     renderTree($('tree'), shape(store, sid), leaf, null);
+    showModel(store, sid, leaf);
   });
   status(`simulation of ${state.simulation.sessionId}: ${state.simulation.steps.length} calls`);
 }
@@ -288,6 +306,7 @@ async function boot() {
   $('export-button').addEventListener('click', exportSelected);
   $('simulate-button').addEventListener('click', simulate);
   $('rebuild-button').addEventListener('click', rebuild);
+  $('budget-input').addEventListener('input', () => state.model && showModel(state.model.store, state.model.sessionId, state.model.leaf));
   $('trash-button').addEventListener('click', () => state.selected && trashSession(state.selected));
   $('sim-step').addEventListener('click', () => state.simulation?.step());
   $('sim-play').addEventListener('click', () => state.simulation?.play());

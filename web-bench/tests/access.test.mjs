@@ -167,7 +167,8 @@ test('selecting a session reads only what it shows (no re-listing, no re-reading
     await action();
     return page.evaluate(() => window.__calls.filter((id) => id !== 'session::sweep').sort());
   };
-  const shown = ['session::get', 'session::messages-tail', 'session::store::get-active-leaf'];
+  // "What the model sees" reads from the compaction boundary (session::context) and kept totals.
+  const shown = ['session::context', 'session::get', 'session::messages-tail', 'session::store::get-active-leaf', 'session::usage'];
   assert.deepEqual(await reads(() => page.click('#sessions [data-session="s_002"]')), shown);
   assert.deepEqual(await reads(() => page.click('#sessions [data-session="s_001"]')), shown);
   assert.deepEqual(await reads(() => page.click('#tree .node[data-entry="e_012"]')), ['session::set-active-leaf', ...shown].sort());

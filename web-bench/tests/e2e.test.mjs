@@ -188,3 +188,56 @@ test('moves a session to the trash and restores it: out of the live list, into t
   assert.equal(await transcriptText(), before.transcript, 'same messages');
   await page.click('#trash-section summary');
 });
+
+test('shows what the model sees of each branch: its own compaction, the budget cut, usage totals', async () => {
+  // Two branches from e2, each compacted at a different point; the assistant turns carry usage.
+  await page.evaluate(() => {
+    const { store } = window.bench.state;
+    const sid = 's_model';
+    store.call('session::ensure', { session_id: sid, title: 'Two compactions' });
+    const text = (t) => [{ type: 'text', text: t }];
+    const append = (id, parent, role, t, usage) => store.call('session::append', {
+      session_id: sid, entry_id: id, ...(parent ? { parent_id: parent } : {}),
+      message: role === 'user'
+        ? { role, content: text(t), timestamp: 1 }
+        : { role, content: text(t), stop_reason: 'end', model: 'm', provider: 'p', timestamp: 1, usage },
+    });
+    append('e1', null, 'user', 'first question');
+    append('e2', 'e1', 'assistant', 'first answer', { input: 100, output: 10, cost_usd: 0.5 });
+    append('a3', 'e2', 'user', 'branch A asks');
+    append('a4', 'a3', 'assistant', 'branch A answers', { input: 200, output: 20, cost_usd: 0.25 });
+    store.call('session::compact', { session_id: sid, summary: 'A so far', first_kept_entry_id: 'a3', tokens_before: 330, entry_id: 'ca' });
+    append('a5', 'ca', 'user', 'branch A goes on');
+    append('b3', 'e2', 'user', 'branch B asks');
+    append('b4', 'b3', 'assistant', 'branch B answers', { input: 300, output: 30 });
+    append('b5', 'b4', 'user', 'branch B goes on');
+    store.call('session::compact', { session_id: sid, summary: 'B so far', first_kept_entry_id: 'b5', entry_id: 'cb' });
+  });
+  await page.evaluate(() => window.bench.loadFiles([]));
+  await page.click('#sessions li[data-session="s_model"]');
+  await page.waitForSelector('#model .boundary[data-entry="cb"]');
+  const kept = () => page.$$eval('#model .model-messages li', (lis) => lis.map((li) => li.dataset.entry));
+  const total = (which) => page.$$eval(`#model td[data-total="${which}"]`, (tds) => tds.map((td) => td.textContent));
+  assert.match(await page.textContent('#model .boundary'), /Compaction cb keeps from b5.*B so far/s);
+  assert.deepEqual(await kept(), ['b5'], 'branch B: from its own boundary, the record left out');
+  // input, output, cache read, cache write, reasoning, cost, messages (user / assistant / result / custom)
+  assert.deepEqual(await total('branch'), ['400', '40', '0', '0', '0', '$0.5000', '3 / 2 / 0 / 0']);
+  assert.deepEqual(await total('session'), ['600', '60', '0', '0', '0', '$0.7500', '5 / 3 / 0 / 0']);
+
+  await page.click('#tree .node[data-entry="a5"]');
+  await page.waitForSelector('#model .boundary[data-entry="ca"]');
+  assert.match(await page.textContent('#model .boundary'), /Compaction ca keeps from a3.*330 tokens before.*A so far/s);
+  assert.deepEqual(await kept(), ['a3', 'a4', 'a5'], 'branch A: its compaction, not the newer one of B');
+  assert.deepEqual(await total('branch'), ['300', '30', '0', '0', '0', '$0.7500', '3 / 2 / 0 / 0']);
+
+  await page.fill('#budget-input', '12');
+  await page.waitForSelector('#model .budget-cut');
+  assert.match(await page.textContent('#model .budget-cut'), /Budget cut 1 turn \(2 messages, \d+ tokens\); kept from a5/);
+  assert.deepEqual(await kept(), ['a5'], 'the oldest whole turn dropped');
+  assert.doesNotMatch(await page.textContent('#model'), /null/);
+  await page.fill('#budget-input', '');
+  await page.waitForFunction(() => !document.querySelector('#model .budget-cut'));
+  assert.deepEqual(await kept(), ['a3', 'a4', 'a5']);
+  mkdirSync(OUTPUT, { recursive: true });
+  await page.screenshot({ path: join(OUTPUT, 'web-bench-model.png') });
+});

@@ -1,7 +1,8 @@
 // tests/ts-consumer: what a front end does with session-core, type-checked and run under Node:
 // load an exported .jsonl, open the transcript with messages-tail (elided runs expanded through
-// messages-range), switch branch, read typed events and typed error codes, move the session to the
-// trash and restore it (the lifecycle extensions, typed like the rest).
+// messages-range), switch branch, read typed events and typed error codes, compact the branch and
+// read what the model sees and the usage totals, move the session to the trash and restore it
+// (the extensions, typed like the rest).
 // Usage: node dist/main.js <exported session .jsonl>
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -79,6 +80,20 @@ try {
 }
 assert.equal(code, ErrorCode.NotFound);
 
+// What the model sees (issue 38): a compaction keeping only the branch's last entry; the context
+// starts there, the summary apart; usage totals count the branch and the whole session.
+const compacted = ws.call('session::compact', {
+  session_id: sessionId, summary: 'the parser refactor so far', first_kept_entry_id: otherLeaf.id,
+}).response;
+const context = ws.call('session::context', { session_id: sessionId, token_budget: 10_000 }).response;
+assert.equal(context.leaf, compacted.entry_id);
+assert.equal(context.compaction?.summary, 'the parser refactor so far');
+assert.deepEqual(context.messages.map((it) => it.entry_id), [otherLeaf.id]);
+assert.ok(context.tokens > 0 && context.dropped === undefined);
+const usage = ws.call('session::usage', { session_id: sessionId }).response;
+const branchMessages: number = usage.branch.messages.user + usage.branch.messages.assistant;
+assert.ok(branchMessages > 0 && usage.session.messages.assistant >= usage.branch.messages.assistant);
+
 // Trash and restore: out of every read and list while in the trash, back exactly as it was.
 const trashed = ws.call('session::trash', { session_id: sessionId });
 assert.equal(trashed.response.trashed, true);
@@ -91,7 +106,7 @@ const lifecycle = ws.call('session::lifecycle', { session_id: sessionId }).respo
 assert.equal(lifecycle?.purge_at, trash.sessions[0]!.purge_at);
 const restored: boolean = ws.call('session::restore', { session_id: sessionId }).response.restored;
 assert.ok(restored);
-assert.equal(transcript().at(-1)?.entry_id, otherLeaf.id, 'restored on the same branch');
+assert.equal(transcript().at(-1)?.entry_id, compacted.entry_id, 'restored on the same branch, up to its compaction');
 ws.call('session::set-expiry', { session_id: sessionId, expires_at: ws.now() + 1000 });
 assert.deepEqual(ws.call('session::sweep', {}).response, { expired: 0, purged: 0 });
 ws.advance(1000);
@@ -110,6 +125,8 @@ console.log(JSON.stringify({
   after_switch: text(after).split('\n').filter(Boolean).at(-1),
   status_event: changed.payload,
   error_code: code,
+  context: { compaction: context.compaction?.entry_id === compacted.entry_id, messages: context.messages.length, tokens: context.tokens },
+  usage_branch_messages: usage.branch.messages,
   trashed_at: trashedAt,
   swept: swept.response,
 }));
