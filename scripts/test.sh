@@ -4,7 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step with the time it starts, so a slow CI run shows where its time went.
+step() { printf '\n==> [%s] %s\n' "$(date -u +%T)" "$*"; }
+
+# Builds for checks, not for debugging: no incremental caches (every CI build is clean), and
+# line tables only for the dev and test profiles (backtraces keep their lines; compiling and
+# linking the test binaries' full debug info was a good part of their build time).
+export CARGO_INCREMENTAL=0
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only
 
 # Debian packages, installed only when a tool is absent (see each step).
 apt_updated=""
@@ -146,4 +153,5 @@ FUZZ_CORPUS="$(mktemp -d)"
     -dict=dict/json.dict -max_total_time=20 -timeout=10
 done)
 rm -rf "$FUZZ_CORPUS"
+step "done"
 # ---- end of fuzz smoke ----------------------------------------------------------------------
