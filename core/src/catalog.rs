@@ -3,6 +3,7 @@
 //! dispatchers and the schema golden test all read this one list.
 
 use alloc::format;
+use serde::de::value::MapDeserializer;
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
 
@@ -207,8 +208,13 @@ pub fn decode_request<T: DeserializeOwned>(payload: Value) -> Result<T> {
 
 /// [`decode_request`] with a size budget of `max_bytes` ([`Effects::request_budget`]).
 pub fn decode_request_within<T: DeserializeOwned>(payload: Value, max_bytes: usize) -> Result<T> {
-    let payload = checked_object(payload, max_bytes)?;
-    serde_json::from_value(payload).map_err(SessionError::bad_request_shape)
+    let Value::Object(fields) = checked_object(payload, max_bytes)? else {
+        return Err(SessionError::bad_request_shape("expected a JSON object"));
+    };
+    // Read as a map only: `serde_json::from_value` would also link each request type's decoder
+    // for the array form of a struct, which no caller sends (the browser bundle's size).
+    T::deserialize(MapDeserializer::<_, serde_json::Error>::new(fields.into_iter()))
+        .map_err(SessionError::bad_request_shape)
 }
 
 /// The part of [`decode_request_within`] that does not depend on the request type (written once,
