@@ -517,6 +517,9 @@ extensions {
     "session::usage", Read / READ, UsageRequest => UsageResponse,
         "Token, cost and message totals of the branch ending at leaf (default: the active leaf) and of the whole session: input, output, cache_read, cache_write, reasoning and cost_usd summed from assistant messages' usage, messages counted by role; kept as entries are written, so a read does not grow with the session.",
         |s, e, r| ops::usage::decide(s, r).map(Outcome::silent);
+    "session::search", Read / READ, SearchRequest => SearchResponse,
+        "Full-text search across sessions: words (all must match), \"exact phrases\" and prefix* in messages' text, thinking, function calls (id, function id, arguments) and results, custom entries and session titles and descriptions; case and accents folded, CJK found by any substring of two or more characters, code identifiers and paths whole and by their parts. Filters: metadata (subset match, as session::list), kinds, roles, session_ids, branch (all or active), since, until. Hits best first, paged with a cursor.",
+        |s, e, r| ops::search::decide(s, e, r).map(Outcome::silent);
 }
 store_windows {
     "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,

@@ -27,6 +27,7 @@ mod indexed;
 mod lifecycle_checks;
 #[cfg(feature = "std")]
 pub mod races;
+mod search_checks;
 mod usage_checks;
 pub use context_checks::*;
 pub use context_model::{ModelSession, Rng};
@@ -34,6 +35,7 @@ pub use context_oracle::context_oracle;
 pub use feed_checks::*;
 pub use indexed::*;
 pub use lifecycle_checks::*;
+pub use search_checks::*;
 pub use usage_checks::*;
 
 /// Builds a fresh, empty store.
@@ -77,6 +79,7 @@ macro_rules! for_each_conformance_check {
             lifecycle_expiry_and_delete => check_lifecycle_expiry_and_delete,
             usage_totals => check_usage_totals,
             context_matches_oracle => check_context_matches_oracle,
+            search_hits => check_search_hits,
         }
     };
 }

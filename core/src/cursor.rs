@@ -9,11 +9,17 @@ use crate::error::{Result, SessionError};
 use crate::wire::ListOrder;
 
 /// `session::list` position: order tag, sort key and session id of the last returned session.
+/// `session::search` uses it too (one decoder in the browser bundle, not two): order `search`,
+/// the hit's timestamp and session id, and its score and entry id, which list cursors leave out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListCursor {
     pub o: String,
     pub k: i64,
     pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e: Option<String>,
 }
 
 /// `session::messages` / `messages-range` position: the last returned entry id.
@@ -45,12 +51,17 @@ fn decode_base64(cursor: &str) -> Result<alloc::vec::Vec<u8>> {
 impl ListCursor {
     /// Decodes a list cursor and checks it was issued for `order`.
     pub fn decode_for(cursor: &str, order: ListOrder) -> Result<ListCursor> {
+        Self::decode_tagged(cursor, order.as_str())
+    }
+
+    /// Decodes a cursor and checks it was issued with order tag `order`.
+    pub fn decode_tagged(cursor: &str, order: &str) -> Result<ListCursor> {
         let c: ListCursor = decode(cursor)?;
-        if c.o != order.as_str() {
+        if c.o != order {
             return Err(SessionError::invalid_cursor(alloc::format!(
                 "cursor was issued for order {} but the request uses {}",
                 c.o,
-                order.as_str()
+                order
             )));
         }
         Ok(c)

@@ -64,6 +64,7 @@ pub mod path_index;
 pub mod record;
 pub mod replica;
 pub mod resync;
+pub mod search;
 pub mod simulate;
 pub mod state_view;
 pub mod store;

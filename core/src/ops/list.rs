@@ -34,6 +34,8 @@ pub fn decide(store: &dyn Store, env: &Env<'_>, req: ListRequest) -> Result<List
             o: String::from(order.as_str()),
             k: sort_key(last, order),
             id: last.session_id.clone(),
+            s: None,
+            e: None,
         })
     });
     Ok(ListResponse { sessions, next_cursor })

@@ -40,6 +40,7 @@ pub mod messages;
 pub mod messages_range;
 pub mod messages_tail;
 pub(crate) mod newest_first;
+pub mod search;
 pub mod set_active_leaf;
 pub mod set_draft;
 pub mod set_meta;

@@ -1,0 +1,13 @@
+//! Full-text search's rules (issue 39), one set for every backend: folding ([`fold`]), tokens
+//! ([`tokens`]), the query language ([`query`]) and matching with its score, snippet and
+//! highlights ([`matcher`]), over what is searched of an entry or a session ([`text`]). A backend may find candidates its own way (an index); what is a hit,
+//! and how hits rank, is decided here.
+
+pub mod fold;
+pub mod matcher;
+pub mod query;
+pub mod text;
+pub mod tokens;
+
+pub use matcher::{match_text, Matched};
+pub use query::{parse, Item, Query};
