@@ -1,5 +1,5 @@
 // web-bench: the page controller: loading files, the session list and its trash, selection,
-// branch switching, forking, export, what the model sees of the shown branch, the simulation panel
+// branch switching, forking, export, search, what the model sees of the shown branch, the simulation panel
 // and rebuilding a session from its change feed, all through the wasm Workspace (which a timer
 // sweeps every second).
 import { h } from './blocks.js';
@@ -9,6 +9,7 @@ import { SessionList, TrashList } from './sessions.js';
 import { Simulation } from './simulation.js';
 import { showRebuild } from './feed.js';
 import { showContext } from './context.js';
+import { showSearch } from './search.js';
 import { loadWasm, Store } from './wasm.js';
 
 const $ = (id) => document.getElementById(id);
@@ -69,6 +70,7 @@ export async function loadFiles(files) {
     }
   }
   status(notes.join(' · '));
+  $('search-input').disabled = false;
   refreshLists();
   if (first) select(first);
 }
@@ -113,6 +115,40 @@ export function select(sessionId, focusEntry) {
   renderTree($('tree'), state.trees.get(sessionId), leaf, switchLeaf, focusEntry);
   showModel(state.store, sessionId, leaf);
   setSessionButtons(true);
+}
+
+/** The hits of the typed query (the section hides when it is empty). */
+function search() {
+  const query = $('search-input').value;
+  $('search-section').hidden = !query.trim();
+  showSearch($('search-results'), $('search-status'), state.store, query, openHit);
+}
+
+/** Whether `entryId` is on the path root → `leaf` of a session's tree shape. */
+function onPath(tree, leaf, entryId) {
+  for (let id = leaf; id; id = tree.byId.get(id)?.parent) if (id === entryId) return true;
+  return false;
+}
+
+/**
+ * Opens a hit: its session, on the hit's branch (the hit becomes the active leaf when the active
+ * path does not hold it), the transcript paged back to the hit and scrolled to it.
+ */
+function openHit(hit) {
+  select(hit.session_id);
+  if (!hit.entry_id) return;
+  const leaf = state.store.ask('session::store::get-active-leaf', { session_id: hit.session_id }).entry_id;
+  if (!onPath(state.trees.get(hit.session_id), leaf, hit.entry_id)) switchLeaf(hit.entry_id);
+  const find = () => $('transcript').querySelector(`.item[data-entry="${CSS.escape(hit.entry_id)}"]`);
+  const run = () => [...$('transcript').querySelectorAll('.run')].find((r) => r.dataset.run.split(' ').includes(hit.entry_id));
+  for (let pages = 0; !find() && !run() && state.transcript?.olderButton && pages < 100; pages++) state.transcript.loadOlder();
+  // A hit inside a collapsed activity run: the run opens (through messages-range).
+  if (!find() && run()?.querySelector('button.expand[aria-expanded="false"]')) run().querySelector('button.expand').click();
+  const target = find();
+  if (!target) return status(`${hit.entry_id} is not on the transcript`, true);
+  $('transcript').querySelectorAll('.search-target').forEach((el) => el.classList.remove('search-target'));
+  target.classList.add('search-target');
+  target.scrollIntoView({ block: 'center' });
 }
 
 /** The token budget typed in (a positive whole number), or null for none. */
@@ -306,13 +342,14 @@ async function boot() {
   $('export-button').addEventListener('click', exportSelected);
   $('simulate-button').addEventListener('click', simulate);
   $('rebuild-button').addEventListener('click', rebuild);
+  $('search-input').addEventListener('input', search);
   $('budget-input').addEventListener('input', () => state.model && showModel(state.model.store, state.model.sessionId, state.model.leaf));
   $('trash-button').addEventListener('click', () => state.selected && trashSession(state.selected));
   $('sim-step').addEventListener('click', () => state.simulation?.step());
   $('sim-play').addEventListener('click', () => state.simulation?.play());
   $('sim-reset').addEventListener('click', () => state.simulation?.reset());
   setInterval(sweep, SWEEP_MS);
-  window.bench = { state, loadFiles, select, sweep };
+  window.bench = { state, loadFiles, select, sweep, search };
   document.body.dataset.ready = 'true';
   status('ready — open or drop exported .jsonl files');
 }

@@ -241,3 +241,25 @@ test('shows what the model sees of each branch: its own compaction, the budget c
   mkdirSync(OUTPUT, { recursive: true });
   await page.screenshot({ path: join(OUTPUT, 'web-bench-model.png') });
 });
+
+test('searches every session and jumps to a hit: in a collapsed run, on another branch', async () => {
+  await page.fill('#search-input', '"cargo test"');
+  await page.waitForSelector('#search-results li');
+  assert.match(await page.textContent('#search-status'), /^\d+ hits?$/);
+  const hit = page.locator('#search-results li[data-entry="e_004"]');
+  assert.match(await hit.textContent(), /Refactor the parser/);
+  assert.deepEqual(await hit.locator('mark').allTextContents(), ['cargo test'], 'the phrase\'s words marked in the snippet');
+  await hit.locator('button').click();
+  await page.waitForSelector('#transcript .item.search-target[data-entry="e_004"]');
+  assert.equal(await page.getAttribute('#sessions li[aria-selected="true"]', 'data-session'), 's_001');
+
+  await page.fill('#search-input', 'alternative');
+  await page.waitForSelector('#search-results li[data-entry="e_012"]');
+  await page.click('#tree .node[data-entry="e_011"]');
+  await page.click('#search-results li[data-entry="e_012"] button');
+  await page.waitForSelector('#transcript .item.search-target[data-entry="e_012"]');
+  assert.match(await page.getAttribute('#tree .node.leaf-active', 'data-entry'), /e_012/, 'the hit\'s branch is shown');
+  await page.fill('#search-input', '');
+  assert.equal(await page.isVisible('#search-section'), false);
+  await page.click('#tree .node[data-entry="e_011"]');
+});
