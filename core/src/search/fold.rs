@@ -36,7 +36,7 @@ pub fn fold_char_into(c: char, out: &mut String) {
         out.push(c.to_ascii_lowercase());
         return;
     }
-    if super::tokens::is_cjk(c) {
+    if super::chars::is_cjk(c) {
         out.push(c); // no case, and kana keep their voicing marks
         return;
     }

@@ -1,8 +1,10 @@
-//! Full-text search's rules (issue 39), one set for every backend: folding ([`fold`]), tokens
+//! Full-text search's rules (issue 39), one set for every backend: character classes
+//! ([`chars`]), folding ([`fold`]), tokens
 //! ([`tokens`]), the query language ([`query`]) and matching with its score, snippet and
 //! highlights ([`matcher`]), over what is searched of an entry or a session ([`text`]). A backend may find candidates its own way (an index); what is a hit,
 //! and how hits rank, is decided here.
 
+pub mod chars;
 pub mod fold;
 pub mod matcher;
 pub mod query;

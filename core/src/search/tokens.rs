@@ -13,6 +13,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::chars::{is_accent, is_cjk};
 use super::fold::fold_char_into;
 
 /// One term of a text.
@@ -30,16 +31,8 @@ pub struct Token {
     pub whole: bool,
 }
 
-/// Whether `c` is CJK: Han, kana, Hangul (matched by bigrams, not words).
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x1100..=0x11FF | 0x2E80..=0x2FDF | 0x3040..=0x30FF | 0x3130..=0x318F | 0x31F0..=0x31FF
-        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F
-        | 0x20000..=0x2FA1F)
-}
-
 fn is_word(c: char) -> bool {
-    (c.is_alphanumeric() || ('\u{300}'..='\u{36f}').contains(&c)) && !is_cjk(c)
+    (c.is_alphanumeric() || is_accent(c)) && !is_cjk(c)
 }
 
 /// Appends the tokens of `text` to `out`, positions from `*pos` (advanced past them).
