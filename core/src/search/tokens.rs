@@ -14,7 +14,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::chars::{is_accent, is_cjk};
-use super::fold::fold_char_into;
+use super::fold::{fold, fold_char_into};
 
 /// One term of a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,14 +72,6 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     out
 }
 
-fn folded(source: &str) -> String {
-    let mut term = String::with_capacity(source.len());
-    for c in source.chars() {
-        fold_char_into(c, &mut term);
-    }
-    term
-}
-
 /// A word: its parts split at case changes, and its whole when it was split.
 fn word(text: &str, start: usize, end: usize, pos: &mut u32, out: &mut Vec<Token>) {
     let source = &text[start..end];
@@ -97,12 +89,12 @@ fn word(text: &str, start: usize, end: usize, pos: &mut u32, out: &mut Vec<Token
     }
     if !cuts.is_empty() {
         // The whole goes first, at its first part's position: tokens stay in position order.
-        out.push(Token { term: folded(source), pos: *pos, start, end, whole: true });
+        out.push(Token { term: fold(source), pos: *pos, start, end, whole: true });
     }
     let mut from = 0;
     for cut in cuts.iter().copied().chain([source.len()]) {
         out.push(Token {
-            term: folded(&source[from..cut]),
+            term: fold(&source[from..cut]),
             pos: *pos,
             start: start + from,
             end: start + cut,
