@@ -204,6 +204,10 @@ pub trait Store {
     ) -> Result<(crate::usage::Tally, crate::usage::Tally), StoreError> {
         summed_usage(self, session_id, leaf)
     }
+    /// The backend's full-text index, if it keeps one (`session::search` scans without).
+    fn search_index(&self) -> Option<&dyn crate::search::index::SearchIndex> {
+        None
+    }
     /// One ordered, filtered page of metas ([`ListQuery`]).
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         Ok(crate::meta_order::sorted_page(self.list_metas()?, query))

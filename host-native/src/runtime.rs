@@ -49,7 +49,9 @@ impl Runtime {
                 let sync = sync_override.unwrap_or(fs.fsync);
                 let store = FsStore::open(FsConfig::new(&dir).sync(sync))
                     .map_err(|e| format!("fs adapter: cannot open {}: {e}", dir.display()))?;
-                Ok(Runtime::new(adapter.clone(), Arc::new(store), None))
+                let store = Arc::new(store);
+                store.start_search_indexer();
+                Ok(Runtime::new(adapter.clone(), store, None))
             }
             AdapterConfig::Bridge(config) => {
                 link::validate(config, own_url)?;

@@ -25,6 +25,9 @@ impl FsStore {
         let sid = changes.session_id.as_str();
         let ctx = self.ctx();
         let loaded = slot.as_mut().ok_or_else(not_loaded)?;
+        if let Some(search) = &self.search {
+            search.touch(changes); // before the log changes: see `search/pending.rs`
+        }
         let sets_lifecycle = changes
             .writes
             .iter()

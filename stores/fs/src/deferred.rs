@@ -118,4 +118,7 @@ impl Store for Deferred<'_> {
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         self.fs.list_page(query)
     }
+    fn search_index(&self) -> Option<&dyn session_core::search::index::SearchIndex> {
+        self.fs.search_index()
+    }
 }

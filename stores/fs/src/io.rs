@@ -77,3 +77,43 @@ impl Stamp {
         Stamp { len: meta.len(), mtime_ns, ino }
     }
 }
+
+/// A session's log in a data_dir.
+#[derive(Debug)]
+pub(crate) struct SessionFile {
+    /// The file's name (`<enc(id)>.jsonl`).
+    pub name: String,
+    pub sid: String,
+    pub path: std::path::PathBuf,
+    pub stamp: Stamp,
+}
+
+/// Every session log in `data_dir` (files named `<enc(id)>.jsonl`; an undecodable name is
+/// skipped with a warning, a file that went meanwhile is left out).
+pub(crate) fn session_files(data_dir: &Path) -> Result<Vec<SessionFile>, StoreError> {
+    let entries = fs::read_dir(data_dir).map_err(|e| io_err("list", data_dir, &e))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| io_err("list", data_dir, &e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(stem) = name.strip_suffix(".jsonl") else { continue };
+        let Some(sid) = session_core::jsonl::dec(stem) else {
+            eprintln!("session-manager: fs store: skipping undecodable session file {name:?}");
+            continue;
+        };
+        let stat = match entry.metadata() {
+            Ok(stat) if stat.is_file() => stat,
+            Ok(_) => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_err("stat", &entry.path(), &e)),
+        };
+        out.push(SessionFile {
+            name: name.to_string(),
+            sid,
+            path: entry.path(),
+            stamp: Stamp::of(&stat),
+        });
+    }
+    Ok(out)
+}

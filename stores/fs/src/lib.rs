@@ -38,6 +38,7 @@ mod journal;
 mod lifecycle_ids;
 mod meta_catalog;
 mod offline;
+mod search;
 mod session;
 mod spill;
 mod sync;
@@ -73,6 +74,7 @@ pub use journal::Landing;
 pub use lifecycle_ids::LIFECYCLE_IDS_FILE;
 pub use meta_catalog::CATALOG_FILE;
 pub use offline::{Offline, WholeSession};
+pub use search::{Progress as SearchProgress, INDEX_DIR as SEARCH_INDEX_DIR};
 pub use sync::SyncMode;
 pub use vfs::{FsIo, RealIo};
 
@@ -111,6 +113,8 @@ pub struct FsConfig {
     pub io: Arc<dyn FsIo>,
     /// With `fsync: group`: the journal's largest size before it rolls over (tests make it small).
     pub journal_bytes: u64,
+    /// Keep a search index beside the logs (`search/`); without one `session::search` scans.
+    pub search_index: bool,
 }
 
 /// 1024, or half the process's soft open-file limit when that is lower (at least 16): every cached
@@ -142,6 +146,7 @@ impl FsConfig {
             feed_retention: session_core::feed::Retention::default(),
             io: Arc::new(RealIo),
             journal_bytes: journal::MAX_CAP,
+            search_index: true,
         }
     }
 
@@ -171,6 +176,8 @@ pub struct FsStore {
     feed_retention_bytes: AtomicU64,
     /// `fsync: group`: the data_dir's journal (dropped after the compactor, which may reset it).
     journal: Option<Arc<journal::JournalHandle>>,
+    /// The search index, when kept and this store could open it.
+    search: Option<search::FsSearch>,
 }
 
 impl FsStore {
@@ -188,8 +195,15 @@ impl FsStore {
         let attachments = AttachmentFiles::new(&cfg.data_dir, Arc::clone(&cfg.io));
         attachments.recover(&cfg.data_dir)?;
         let resets = journal.as_deref().map(|handle| Arc::clone(handle.journal()));
+        let search = match cfg.search_index {
+            true => search::FsSearch::open(&cfg.data_dir)
+                .inspect_err(|e| eprintln!("session-manager: fs store: searching by scan: {e}"))
+                .ok(),
+            false => None,
+        };
         Ok(FsStore {
             journal,
+            search,
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             hasher: RandomState::new(),
             catalog: Catalog::default(),
@@ -656,6 +670,9 @@ impl Store for FsStore {
                 io::remove_file_if_exists(&*self.cfg.io, &stray)?;
             }
         }
+        if let Some(search) = &self.search {
+            search.erase(session_ids)?;
+        }
         self.scrub()
     }
 
@@ -705,6 +722,10 @@ impl Store for FsStore {
 
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         self.catalog.page(&self.cfg.data_dir, query)
+    }
+
+    fn search_index(&self) -> Option<&dyn session_core::search::index::SearchIndex> {
+        self.search.as_ref().map(|s| s as &dyn session_core::search::index::SearchIndex)
     }
 
     fn transact(

@@ -26,7 +26,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use session_core::jsonl::{
-    dec, enc, last_meta, last_meta_in_tail, may_hold_lifecycle, replay, LIFECYCLE_TAGS,
+    enc, last_meta, last_meta_in_tail, may_hold_lifecycle, replay, LIFECYCLE_TAGS,
 };
 use session_core::lifecycle::Lifecycle;
 use session_core::meta_order::{ListQuery, MetaOrder};
@@ -34,7 +34,7 @@ use session_core::record::SessionState;
 use session_core::wire::SessionMeta;
 use session_core::StoreError;
 
-use super::io::{io_err, write_atomic, Stamp};
+use super::io::{io_err, session_files, write_atomic, Stamp};
 use super::lifecycle_ids;
 use super::vfs::FsIo;
 
@@ -226,27 +226,13 @@ fn read_saved(data_dir: &Path) -> HashMap<String, (Stamp, Listing)> {
 fn build(data_dir: &Path) -> Result<Metas, StoreError> {
     let saved = read_saved(data_dir);
     let with_lifecycle = lifecycle_ids::read(data_dir);
-    let entries = fs::read_dir(data_dir).map_err(|e| io_err("list", data_dir, &e))?;
     let mut metas = Metas::default();
-    for entry in entries {
-        let entry = entry.map_err(|e| io_err("list", data_dir, &e))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let Some(stem) = name.strip_suffix(".jsonl") else { continue };
-        let Some(sid) = dec(stem) else {
-            eprintln!("session-manager: fs store: skipping undecodable session file {name:?}");
-            continue;
+    for file in session_files(data_dir)? {
+        let listing = match saved.get(&file.name) {
+            Some((stamp, listing)) if *stamp == file.stamp => listing.clone(),
+            _ => scan(&file.path, with_lifecycle.contains(&file.sid))?,
         };
-        let stat = match entry.metadata() {
-            Ok(stat) if stat.is_file() => stat,
-            Ok(_) => continue,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(io_err("stat", &entry.path(), &e)),
-        };
-        let listing = match saved.get(name) {
-            Some((stamp, listing)) if *stamp == Stamp::of(&stat) => listing.clone(),
-            _ => scan(&entry.path(), with_lifecycle.contains(&sid))?,
-        };
+        let sid = file.sid;
         if listing.meta.is_some() || !listing.lifecycle.is_empty() {
             metas.set(&sid, listing);
         }

@@ -1,0 +1,83 @@
+//! The seam between `session::search` and a backend's search index: the index names candidates
+//! with an upper bound of their score, the core ([`crate::ops::search`]) checks and ranks them
+//! with the same rules as a scan, so an index changes how fast hits are found, never which.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::query::Query;
+use crate::error::StoreError;
+use crate::wire::{Role, SearchKind};
+
+/// The cheap filters an index applies itself (from fields it keeps beside each document).
+#[derive(Debug, Clone, Copy)]
+pub struct Wanted<'a> {
+    pub kinds: &'a [SearchKind],
+    pub roles: Option<&'a [Role]>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+impl Wanted<'_> {
+    /// Whether a document of this kind (and role, for a message) passes.
+    pub fn admits(&self, kind: SearchKind, role: Option<Role>, timestamp: i64) -> bool {
+        let role_ok = match (self.roles, role) {
+            (None, _) => true,
+            (Some(roles), Some(role)) => roles.contains(&role),
+            (Some(_), None) => false,
+        };
+        self.kinds.contains(&kind)
+            && role_ok
+            && self.since.is_none_or(|since| timestamp >= since)
+            && self.until.is_none_or(|until| timestamp < until)
+    }
+}
+
+/// One indexed document that may match: the session's own text or one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    /// At least the score the core's matcher gives it; exactly that when every query item is a
+    /// single term (a word or a prefix), for then the score is the sum of the terms' counts.
+    pub bound: u64,
+    pub timestamp: i64,
+    /// The index's own handle, for [`Found::resolve`].
+    pub doc: u64,
+}
+
+/// What the index does not hold yet and the core must read from the store instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unindexed {
+    /// The whole session.
+    Session(String),
+    /// These entries and the session's own text.
+    Entries { session_id: String, entry_ids: Vec<String> },
+}
+
+/// Turns a candidate's handle into its session id and entry id (`None`: the session's own text).
+pub trait Resolve {
+    fn resolve(&self, doc: u64) -> Result<(String, Option<String>), StoreError>;
+}
+
+/// An index's answer: candidates (in no order) and what it does not cover. No document is both:
+/// what is unindexed has no candidate.
+pub struct Found<'a> {
+    pub candidates: Vec<Candidate>,
+    pub unindexed: Vec<Unindexed>,
+    pub resolver: Box<dyn Resolve + 'a>,
+}
+
+impl core::fmt::Debug for Found<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Found")
+            .field("candidates", &self.candidates.len())
+            .field("unindexed", &self.unindexed)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A backend's search index ([`crate::Store::search_index`]).
+pub trait SearchIndex {
+    /// Every document that may match `query` and passes `wanted`, plus what is not indexed.
+    fn find(&self, query: &Query, wanted: &Wanted<'_>) -> Result<Found<'_>, StoreError>;
+}

@@ -1,0 +1,245 @@
+//! The fs store's search index (issue 39): a tantivy index in `<data_dir>/.search-index/` over
+//! the core's tokens, a cache of the logs. It is checked before it is trusted — its files'
+//! checksums, its format, and for every session the stamp of the log it was read from against
+//! the log now — and what fails is read again ([`indexer`]); a session written since its
+//! documents were committed is searched from the store meanwhile ([`pending`]). The core ranks
+//! what it names ([`session_core::search::index`]), so a stale or missing index costs time, never
+//! a hit.
+
+mod find;
+mod indexer;
+mod pending;
+mod schema;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use session_core::search::index::{Found, SearchIndex, Wanted};
+use session_core::search::touched::Touched;
+use session_core::search::Query;
+use session_core::{ChangeSet, StoreError};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument};
+
+use crate::io::{session_files, Stamp};
+use pending::Pending;
+use schema::{stamp_in, Fields, FORMAT, SESSION};
+
+pub use indexer::Progress;
+
+/// Name of the index's directory inside `data_dir` (not a session: no `.jsonl`).
+pub const INDEX_DIR: &str = ".search-index";
+
+/// Memory of the index writer's buffer (tantivy's least is 15 MB).
+const WRITER_BYTES: usize = 24 << 20;
+
+pub(crate) fn index_err(e: tantivy::TantivyError) -> StoreError {
+    StoreError::Io(format!("fs store: search index: {e}"))
+}
+
+/// An open, checked search index.
+pub(crate) struct FsSearch {
+    fields: Fields,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    pending: Arc<Pending>,
+    /// Held while open: one store per data_dir writes the index (another one scans).
+    _lock: std::fs::File,
+    progress: Mutex<Progress>,
+}
+
+impl std::fmt::Debug for FsSearch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FsSearch").field("pending", &self.pending.len()).finish_non_exhaustive()
+    }
+}
+
+impl FsSearch {
+    /// Opens the index of `data_dir` (a new one when it is missing, of another format or
+    /// damaged) and checks it against the logs: every session whose log changed since it was
+    /// indexed, or that is not indexed, is to be read again. `Err` when it cannot be used at all
+    /// (another store holds it): that store then scans.
+    pub(crate) fn open(data_dir: &Path) -> Result<FsSearch, StoreError> {
+        let dir = data_dir.join(INDEX_DIR);
+        let lock = take_lock(data_dir)?;
+        let fields = Fields::new();
+        let index = match open_checked(&dir, &fields) {
+            Ok(index) => index,
+            Err(why) => {
+                if dir.exists() {
+                    eprintln!("session-manager: fs store: search index rebuilt ({why})");
+                }
+                fresh(&dir, &fields)?
+            }
+        };
+        let writer = index.writer_with_num_threads(1, WRITER_BYTES).map_err(index_err)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(index_err)?;
+        let search = FsSearch {
+            fields,
+            reader,
+            writer: Mutex::new(writer),
+            pending: Arc::default(),
+            _lock: lock,
+            progress: Mutex::new(Progress::default()),
+        };
+        search.check_stamps(data_dir)?;
+        Ok(search)
+    }
+
+    /// Marks every session whose log is not as it was indexed (or is gone) to be read again.
+    fn check_stamps(&self, data_dir: &Path) -> Result<(), StoreError> {
+        let mut indexed: HashMap<String, Option<Stamp>> = HashMap::new();
+        let searcher = self.reader.searcher();
+        for (ord, seg) in searcher.segment_readers().iter().enumerate() {
+            let class = seg.fast_fields().u64("class").map_err(index_err)?;
+            for doc in 0..seg.max_doc() {
+                if seg.alive_bitset().is_some_and(|a| !a.is_alive(doc))
+                    || class.first(doc) != Some(SESSION)
+                {
+                    continue;
+                }
+                let address = tantivy::DocAddress::new(ord as u32, doc);
+                let stored: TantivyDocument = searcher.doc(address).map_err(index_err)?;
+                if let Some((sid, stamp)) = stamp_in(&self.fields, &stored) {
+                    indexed.insert(sid, stamp);
+                }
+            }
+        }
+        let mut stale = 0;
+        for file in session_files(data_dir)? {
+            if indexed.remove(&file.sid).flatten() != Some(file.stamp) {
+                self.pending.touch(&file.sid, Touched::Session);
+                stale += 1;
+            }
+        }
+        for (gone, _) in indexed {
+            self.pending.touch(&gone, Touched::Session);
+        }
+        lock(&self.progress).start(stale);
+        Ok(())
+    }
+
+    /// Records what `changes` is about to change (before it touches the log).
+    pub(crate) fn touch(&self, changes: &ChangeSet) {
+        self.pending.touch(&changes.session_id, Touched::of(changes));
+    }
+
+    /// Removes every document of `session_ids` from the index files themselves, not only from
+    /// searches: their segments are merged without them and the old files deleted (an erasure,
+    /// issue 37: no term of an erased session stays on disk).
+    pub(crate) fn erase(&self, session_ids: &[String]) -> Result<(), StoreError> {
+        let mut writer = lock(&self.writer);
+        for sid in session_ids {
+            writer.delete_term(tantivy::Term::from_field_text(self.fields.sid, sid));
+        }
+        writer.commit().map_err(index_err)?;
+        let segments = writer.index().searchable_segment_ids().map_err(index_err)?;
+        if !segments.is_empty() {
+            writer.merge(&segments).wait().map_err(index_err)?;
+        }
+        writer.garbage_collect_files().wait().map_err(index_err)?;
+        drop(writer);
+        self.reader.reload().map_err(index_err)
+    }
+
+    pub(crate) fn progress(&self) -> Progress {
+        lock(&self.progress).clone()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The data_dir's index lock (`<INDEX_DIR>.lock`), or why not.
+fn take_lock(data_dir: &Path) -> Result<std::fs::File, StoreError> {
+    use rustix::fs::{flock, FlockOperation};
+    let path = data_dir.join(format!("{INDEX_DIR}.lock"));
+    let io = |action: &str, e: &dyn std::fmt::Display| {
+        StoreError::Io(format!("fs store: search index: {action} {}: {e}", path.display()))
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io("open", &e))?;
+    flock(&file, FlockOperation::NonBlockingLockExclusive)
+        .map_err(|e| io("lock (another store has this data_dir's index open)", &e))?;
+    Ok(file)
+}
+
+/// The existing index, when it is of this format, opens and every file's checksum holds.
+fn open_checked(dir: &Path, fields: &Fields) -> Result<Index, String> {
+    match std::fs::read_to_string(dir.join("format")) {
+        Ok(format) if format == FORMAT => {}
+        Ok(_) => return Err("another format".into()),
+        Err(e) => return Err(format!("no format file: {e}")),
+    }
+    let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
+    if index.schema() != fields.schema {
+        return Err("another schema".into());
+    }
+    let damaged = index.validate_checksum().map_err(|e| e.to_string())?;
+    if !damaged.is_empty() {
+        return Err(format!("{} damaged file(s)", damaged.len()));
+    }
+    Ok(index)
+}
+
+/// An empty index in `dir`, whatever was there before.
+fn fresh(dir: &PathBuf, fields: &Fields) -> Result<Index, StoreError> {
+    let io = |action: &str, e: std::io::Error| {
+        StoreError::Io(format!("fs store: search index: {action} {}: {e}", dir.display()))
+    };
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io("remove", e)),
+    }
+    std::fs::create_dir_all(dir).map_err(|e| io("create", e))?;
+    let index = Index::create_in_dir(dir, fields.schema.clone()).map_err(index_err)?;
+    std::fs::write(dir.join("format"), FORMAT).map_err(|e| io("write", e))?;
+    Ok(index)
+}
+
+impl SearchIndex for FsSearch {
+    fn find(&self, query: &Query, wanted: &Wanted<'_>) -> Result<Found<'_>, StoreError> {
+        self.find_owned(query, wanted)
+    }
+}
+
+impl FsSearch {
+    /// [`SearchIndex::find`]; the answer holds its own searcher, not a borrow of the index.
+    pub(crate) fn find_owned(
+        &self,
+        query: &Query,
+        wanted: &Wanted<'_>,
+    ) -> Result<Found<'static>, StoreError> {
+        // What is unindexed first, then the searcher: a commit made visible in between is
+        // then searched twice over (its documents excluded), never not at all.
+        let unindexed = self.pending.unindexed();
+        let searcher = self.reader.searcher();
+        let mut candidates = Vec::new();
+        for (ord, seg) in searcher.segment_readers().iter().enumerate() {
+            find::segment(
+                &self.fields,
+                seg,
+                ord as u32,
+                query,
+                wanted,
+                &unindexed,
+                &mut candidates,
+            )?;
+        }
+        let resolver = find::Resolver { searcher, fields: self.fields.clone() };
+        Ok(Found { candidates, unindexed, resolver: Box::new(resolver) })
+    }
+}
+
+#[cfg(test)]
+mod tests;

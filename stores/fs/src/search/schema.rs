@@ -1,0 +1,161 @@
+//! The fs search index's documents: one per entry, and one per session holding the session's own
+//! text (title, description) and the stamp of the log it was read from. Their text is indexed as
+//! the core's tokens ([`session_core::search::tokens`]), so the index finds what the core's
+//! matcher finds, with each term's count per document (the score's bound).
+
+use session_core::search::text::{entry_text, session_text};
+use session_core::search::tokens::tokenize;
+use session_core::wire::{Role, SearchKind, SessionEntry, SessionMeta};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED, STRING,
+};
+use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::TantivyDocument;
+
+use crate::io::Stamp;
+
+/// Written beside the index; an index of another format is rebuilt.
+pub(crate) const FORMAT: &str = "session-manager search index 1\n";
+
+/// The class of the session's own document; entries are [`class_of`].
+pub(crate) const SESSION: u64 = 0;
+
+/// The index's fields.
+#[derive(Debug, Clone)]
+pub(crate) struct Fields {
+    pub schema: Schema,
+    /// Session id: indexed whole (to drop a session's documents), stored.
+    pub sid: Field,
+    /// [`key`] of the document, to drop one.
+    pub key: Field,
+    /// Entry id, stored (absent on the session's document).
+    pub eid: Field,
+    pub class: Field,
+    pub timestamp: Field,
+    pub body: Field,
+    /// The log's stamp when the session's document was written.
+    pub len: Field,
+    pub mtime: Field,
+    pub ino: Field,
+}
+
+impl Fields {
+    pub(crate) fn new() -> Fields {
+        let mut b = Schema::builder();
+        let sid = b.add_text_field("sid", STRING | STORED);
+        let key = b.add_text_field("key", STRING);
+        let eid = b.add_text_field("eid", STORED);
+        let class = b.add_u64_field("class", FAST);
+        let timestamp = b.add_i64_field("ts", FAST);
+        let indexing = TextFieldIndexing::default()
+            .set_tokenizer("raw")
+            .set_fieldnorms(false)
+            .set_index_option(IndexRecordOption::WithFreqs);
+        let body = b.add_text_field("body", TextOptions::default().set_indexing_options(indexing));
+        let len = b.add_u64_field("len", STORED);
+        let mtime = b.add_i64_field("mtime", STORED);
+        let ino = b.add_u64_field("ino", STORED);
+        Fields { schema: b.build(), sid, key, eid, class, timestamp, body, len, mtime, ino }
+    }
+}
+
+/// A document's key: the session id's length, the session id, the entry id (none for the
+/// session's own document).
+pub(crate) fn key(sid: &str, entry_id: Option<&str>) -> String {
+    format!("{}:{sid}{}", sid.len(), entry_id.unwrap_or(""))
+}
+
+/// The class of an entry's document: its kind and role as one number.
+pub(crate) fn class_of(entry: &SessionEntry) -> u64 {
+    match entry {
+        SessionEntry::Custom { .. } => 1,
+        SessionEntry::Message { message, .. } => match message.role() {
+            Role::User => 2,
+            Role::Assistant => 3,
+            Role::FunctionResult => 4,
+            Role::Custom => 5,
+        },
+    }
+}
+
+/// What [`class_of`] (or [`SESSION`]) encoded.
+pub(crate) fn kind_of(class: u64) -> (SearchKind, Option<Role>) {
+    match class {
+        SESSION => (SearchKind::Session, None),
+        1 => (SearchKind::Custom, None),
+        2 => (SearchKind::Message, Some(Role::User)),
+        3 => (SearchKind::Message, Some(Role::Assistant)),
+        4 => (SearchKind::Message, Some(Role::FunctionResult)),
+        _ => (SearchKind::Message, Some(Role::Custom)),
+    }
+}
+
+fn body(text: &str) -> PreTokenizedString {
+    let tokens = tokenize(text)
+        .into_iter()
+        .map(|t| Token {
+            offset_from: t.start,
+            offset_to: t.end,
+            position: t.pos as usize,
+            text: t.term,
+            position_length: 1,
+        })
+        .collect();
+    PreTokenizedString { text: String::new(), tokens }
+}
+
+/// The document of one entry; returns it with the bytes of text it indexes.
+pub(crate) fn entry_doc(f: &Fields, sid: &str, entry: &SessionEntry) -> (TantivyDocument, usize) {
+    let text = entry_text(entry);
+    let mut doc = TantivyDocument::default();
+    doc.add_text(f.sid, sid);
+    doc.add_text(f.key, key(sid, Some(entry.id())));
+    doc.add_text(f.eid, entry.id());
+    doc.add_u64(f.class, class_of(entry));
+    doc.add_i64(f.timestamp, entry.timestamp());
+    doc.add_pre_tokenized_text(f.body, body(&text));
+    (doc, text.len())
+}
+
+/// The session's own document: its text when it is listed (`meta`), and the log's stamp.
+pub(crate) fn session_doc(
+    f: &Fields,
+    sid: &str,
+    meta: Option<&SessionMeta>,
+    stamp: Option<Stamp>,
+) -> TantivyDocument {
+    let mut doc = TantivyDocument::default();
+    doc.add_text(f.sid, sid);
+    doc.add_text(f.key, key(sid, None));
+    doc.add_u64(f.class, SESSION);
+    doc.add_i64(f.timestamp, meta.map_or(0, |m| m.updated_at));
+    doc.add_pre_tokenized_text(f.body, body(&meta.map(session_text).unwrap_or_default()));
+    if let Some(stamp) = stamp {
+        doc.add_u64(f.len, stamp.len);
+        doc.add_i64(f.mtime, i64::try_from(stamp.mtime_ns).unwrap_or(i64::MAX));
+        doc.add_u64(f.ino, stamp.ino);
+    }
+    doc
+}
+
+/// A session document's session id and stamp (`None` for the stamp: the log was missing).
+pub(crate) fn stamp_in(f: &Fields, doc: &TantivyDocument) -> Option<(String, Option<Stamp>)> {
+    let sid = doc.get_first(f.sid)?.as_str()?.to_string();
+    let len = doc.get_first(f.len).and_then(|v| v.as_u64());
+    let mtime = doc.get_first(f.mtime).and_then(|v| v.as_i64());
+    let ino = doc.get_first(f.ino).and_then(|v| v.as_u64());
+    let stamp = match (len, mtime, ino) {
+        (Some(len), Some(mtime), Some(ino)) => {
+            Some(Stamp { len, mtime_ns: i128::from(mtime), ino })
+        }
+        _ => None,
+    };
+    Some((sid, stamp))
+}
+
+/// A document's session id and entry id.
+pub(crate) fn ids_in(f: &Fields, doc: &TantivyDocument) -> Option<(String, Option<String>)> {
+    let sid = doc.get_first(f.sid)?.as_str()?.to_string();
+    let eid = doc.get_first(f.eid).and_then(|v| v.as_str()).map(String::from);
+    Some((sid, eid))
+}

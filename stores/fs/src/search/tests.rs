@@ -1,0 +1,42 @@
+//! The index's own promises: an erased session's terms leave the index files, and a write is
+//! unindexed until a commit read it.
+
+use serde_json::{json, Value};
+use session_core::{catalog, Env, Limits, ManualClock, SeqIds};
+
+use crate::{FsConfig, FsStore, SyncMode};
+
+/// Whether any segment's term dictionary of the body still holds `term` (deleted documents
+/// included: what is on disk, not what searches see).
+fn on_disk(store: &FsStore, term: &str) -> bool {
+    let search = store.search.as_ref().expect("index");
+    let searcher = search.reader.searcher();
+    searcher.segment_readers().iter().any(|seg| {
+        let inv = seg.inverted_index(search.fields.body).expect("inverted index");
+        inv.terms().term_ord(term.as_bytes()).expect("term dictionary").is_some()
+    })
+}
+
+#[test]
+fn an_erased_session_leaves_no_term_in_the_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("open");
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    let call = |id: &str, payload: Value| -> Value {
+        catalog::dispatch(&store, &env, id, payload).expect("in catalog").expect(id).response
+    };
+    for (sid, word) in [("gone", "zanzibarite"), ("kept", "quokkaland")] {
+        call("session::ensure", json!({"session_id": sid, "metadata": {"owner": sid}}));
+        let message =
+            json!({"role": "user", "content": [{"type": "text", "text": word}], "timestamp": 1});
+        call("session::append", json!({"session_id": sid, "message": message}));
+    }
+    store.index_pending().expect("index");
+    assert!(on_disk(&store, "zanzibarite") && on_disk(&store, "quokkaland"));
+    call("session::erase", json!({"metadata": {"owner": "gone"}}));
+    assert!(!on_disk(&store, "zanzibarite"), "an erased session's term is still in the index");
+    assert!(on_disk(&store, "quokkaland"));
+    let hits = call("session::search", json!({"query": "quokkaland"}));
+    assert_eq!(hits["hits"][0]["session_id"], "kept");
+}
