@@ -40,14 +40,14 @@ pub async fn run(cli: Cli) -> Result<(), String> {
     let emitter = Emitter::new(Arc::new(EngineSink(iii.clone())));
     triggers::register_all(&iii, &emitter.subscriptions, cli.seed_only);
     let adapter = config.adapter.with_postgres_url(cli.postgres_url.as_deref());
-    let (url, sync, local) = (cli.url.clone(), cli.fs_sync, emitter.clone());
+    let (url, sync, local) = (cli.url.clone(), cli.fs_flags(), emitter.clone());
     let runtime = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync, &local))
         .await
         .map_err(|e| e.to_string())??;
     tracing::info!("session-manager: {} adapter ready", runtime.mode());
     let mut worker =
         Worker::new(Some(iii.clone()), cli.url.clone(), runtime, config.limits(), emitter);
-    worker.sync = cli.fs_sync;
+    worker.fs_flags = cli.fs_flags();
     worker.postgres_url = cli.postgres_url.clone();
     let worker = Arc::new(worker);
     functions::register_all(&iii, &worker, cli.seed_only);

@@ -21,6 +21,10 @@ pub struct Cli {
     /// write) or `never` (survives a process crash, not a power loss). Unset: the key decides.
     #[arg(long, env = "SESSION_MANAGER_FS_SYNC", value_parser = str::parse::<crate::fs::SyncMode>)]
     pub fs_sync: Option<crate::fs::SyncMode>,
+    /// `off`: open the fs adapter's data_dir without its search index (`session::search` then
+    /// scans every session; the index, if any, is left as it is and checked when next used).
+    #[arg(long, env = "SESSION_MANAGER_SEARCH_INDEX", default_value = "on", value_parser = ["on", "off"])]
+    pub search_index: String,
     /// Store sessions in this PostgreSQL database (`postgres://user@host:5432/db`): the postgres
     /// adapter, whatever adapter the stored configuration names (its other keys still apply; a
     /// stored postgres adapter keeps its schema and pool size). Unset: the configuration decides.
@@ -37,6 +41,13 @@ pub struct Cli {
     /// Offline work on a data_dir instead of running the worker.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+impl Cli {
+    /// The flags that concern an fs adapter.
+    pub fn fs_flags(&self) -> crate::runtime::FsFlags {
+        crate::runtime::FsFlags { sync: self.fs_sync, search_index: self.search_index == "on" }
+    }
 }
 
 /// Offline subcommands: move sessions between a data_dir and exported `.jsonl` files, or between

@@ -37,7 +37,7 @@ pub async fn apply(worker: &Worker, config: WorkerConfig) {
     let before = tokio::task::spawn_blocking(move || old.store.list_metas().unwrap_or_default())
         .await
         .unwrap_or_default();
-    let (url, sync) = (worker.url.clone(), worker.sync);
+    let (url, sync) = (worker.url.clone(), worker.fs_flags);
     let local = worker.emitter.clone();
     let built = tokio::task::spawn_blocking(move || Runtime::build(&adapter, &url, sync, &local))
         .await

@@ -31,23 +31,46 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
+/// What the command line says about an fs adapter, over its configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FsFlags {
+    /// `--fs-sync`: replaces the adapter's `fsync` key.
+    pub sync: Option<SyncMode>,
+    /// `--search-index`: keep the search index beside the logs (on by default).
+    pub search_index: bool,
+}
+
+impl Default for FsFlags {
+    fn default() -> Self {
+        FsFlags { sync: None, search_index: true }
+    }
+}
+
+impl FsFlags {
+    /// The defaults with `--fs-sync <sync>`.
+    pub fn sync(sync: SyncMode) -> Self {
+        FsFlags { sync: Some(sync), ..FsFlags::default() }
+    }
+}
+
 impl Runtime {
     /// Builds the runtime of `adapter`. `own_url` is this instance's engine URL (a bridge to it
-    /// would defer to itself); `sync_override` (the `--fs-sync` flag) replaces the fs adapter's
-    /// `fsync` key when set; `emitter` is the local emitter a bridge's relay re-emits through.
+    /// would defer to itself); `fs_flags` are the command line's say over an fs adapter (`--fs-sync`
+    /// replaces its `fsync` key when set, `--search-index off` opens it without a search index); `emitter` is the local emitter a bridge's relay re-emits through.
     /// Blocking: opens the data directory or starts the bridge connection (an unreachable main is
     /// not an error).
     pub fn build(
         adapter: &AdapterConfig,
         own_url: &str,
-        sync_override: Option<SyncMode>,
+        fs_flags: FsFlags,
         emitter: &Emitter,
     ) -> Result<Runtime, String> {
         match adapter {
             AdapterConfig::Fs(fs) => {
                 let dir = resolve_data_dir(&fs.data_dir);
-                let sync = sync_override.unwrap_or(fs.fsync);
-                let store = FsStore::open(FsConfig::new(&dir).sync(sync))
+                let mut config = FsConfig::new(&dir).sync(fs_flags.sync.unwrap_or(fs.fsync));
+                config.search_index = fs_flags.search_index;
+                let store = FsStore::open(config)
                     .map_err(|e| format!("fs adapter: cannot open {}: {e}", dir.display()))?;
                 let store = Arc::new(store);
                 store.start_search_indexer();

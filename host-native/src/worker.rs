@@ -23,8 +23,9 @@ pub struct Worker {
     pub iii: Option<IIIClient>,
     /// This instance's engine URL.
     pub url: String,
-    /// The `--fs-sync` override of the fs adapter's `fsync` key, for runtimes built on reload.
-    pub sync: Option<crate::fs::SyncMode>,
+    /// The command line's say over an fs adapter (`--fs-sync`, `--search-index`), for runtimes
+    /// built on reload.
+    pub fs_flags: crate::runtime::FsFlags,
     /// The `--postgres-url` override of the configured adapter, for runtimes built on reload.
     pub postgres_url: Option<String>,
     runtime: RwLock<Arc<Runtime>>,
@@ -82,7 +83,7 @@ impl Worker {
         Worker {
             iii,
             url,
-            sync: None,
+            fs_flags: crate::runtime::FsFlags::default(),
             postgres_url: None,
             runtime: RwLock::new(Arc::new(runtime)),
             limits: RwLock::new(limits),
@@ -357,7 +358,8 @@ mod tests {
             });
             let rec = Arc::new(Recorder::default());
             let emitter = Emitter::new(rec.clone());
-            let runtime = Runtime::build(&adapter, "ws://x", None, &emitter).expect("runtime");
+            let runtime =
+                Runtime::build(&adapter, "ws://x", Default::default(), &emitter).expect("runtime");
             let w = Worker::new(None, "ws://x".into(), runtime, Limits::default(), emitter);
             let op = |id| operation(id).unwrap();
             let created = w.call(op("session::create"), json!({"title": "t"})).await.unwrap();

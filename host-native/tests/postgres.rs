@@ -190,8 +190,10 @@ fn events_across_instances(url: &str) -> Result<(), String> {
         let own = format!("ws://instance-{i}");
         let runtime = rt.block_on(async {
             let (adapter, emitter) = (adapter.clone(), emitter.clone());
-            tokio::task::spawn_blocking(move || Runtime::build(&adapter, &own, None, &emitter))
-                .await
+            tokio::task::spawn_blocking(move || {
+                Runtime::build(&adapter, &own, Default::default(), &emitter)
+            })
+            .await
         });
         let runtime = runtime.map_err(|e| e.to_string())??;
         let limits = session_core::Limits::default();
@@ -313,7 +315,7 @@ fn hot_reload(url: &str) -> Result<(), String> {
         .unwrap_or_else(|p| p.into_inner())
         .bind(session_core::events::STORE_EVENTS, "feed", "feed", &json!({}))
         .map_err(|e| e.to_string())?;
-    let runtime = Runtime::build(&fs, "ws://x", None, &emitter)?;
+    let runtime = Runtime::build(&fs, "ws://x", Default::default(), &emitter)?;
     let worker =
         Worker::new(None, "ws://x".into(), runtime, session_core::Limits::default(), emitter);
     let call = |id: &str, payload: serde_json::Value| -> Result<serde_json::Value, String> {

@@ -198,8 +198,20 @@ mod against_the_scan {
     use session_store_fs::{FsConfig, FsStore, SyncMode};
 
     const WORDS: &[&str] = &[
-        "alpha", "beta", "gamma", "parser", "parse", "fs/mod.rs", "camelCase", "snake_case",
-        "東京都", "京都", "Straße", "café", "CAFE", "alphabet",
+        "alpha",
+        "beta",
+        "gamma",
+        "parser",
+        "parse",
+        "fs/mod.rs",
+        "camelCase",
+        "snake_case",
+        "東京都",
+        "京都",
+        "Straße",
+        "café",
+        "CAFE",
+        "alphabet",
     ];
 
     #[derive(Debug, Clone)]
@@ -238,7 +250,12 @@ mod against_the_scan {
             .prop_map(|(items, limit, active)| (items.join(" "), limit, active))
     }
 
-    fn dispatch(store: &dyn Store, env: &Env<'_>, id: &str, payload: Value) -> Result<Value, String> {
+    fn dispatch(
+        store: &dyn Store,
+        env: &Env<'_>,
+        id: &str,
+        payload: Value,
+    ) -> Result<Value, String> {
         match catalog::dispatch(store, env, id, payload).expect("in catalog") {
             Ok(done) => Ok(done.response),
             Err(e) => Err(format!("{:?}", e.code)),
@@ -246,7 +263,13 @@ mod against_the_scan {
     }
 
     /// Every page of `query`'s hits.
-    fn pages(store: &dyn Store, env: &Env<'_>, query: &str, limit: usize, active: bool) -> Vec<Value> {
+    fn pages(
+        store: &dyn Store,
+        env: &Env<'_>,
+        query: &str,
+        limit: usize,
+        active: bool,
+    ) -> Vec<Value> {
         let mut out = Vec::new();
         let mut cursor = Value::Null;
         loop {

@@ -90,7 +90,8 @@ impl WorkerHost {
             }),
             Backend::Postgres(config) => AdapterConfig::Postgres(config.clone()),
         };
-        let runtime = Runtime::build(&adapter, URL, None, &self.emitter).expect("the runtime");
+        let runtime =
+            Runtime::build(&adapter, URL, Default::default(), &self.emitter).expect("the runtime");
         Worker::new(None, URL.into(), runtime, Limits::default(), self.emitter.clone())
             .with_sources(self.clock.clone(), self.ids.clone())
     }

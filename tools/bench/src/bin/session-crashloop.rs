@@ -40,7 +40,7 @@ use session_core::jsonl;
 use session_core::Limits;
 use session_manager::config::{AdapterConfig, FsAdapterConfig};
 use session_manager::emitter::{Delivery, Emitter, Sink};
-use session_manager::runtime::Runtime;
+use session_manager::runtime::{FsFlags, Runtime};
 use session_manager::worker::Worker;
 
 #[derive(Debug, Parser)]
@@ -265,7 +265,8 @@ fn child(
     rt.block_on(async move {
         let emitter = Emitter::new(Arc::new(NullSink));
         let url = "ws://crashloop.invalid";
-        let runtime = Runtime::build(&adapter, url, Some(sync), &emitter).expect("fs runtime");
+        let runtime =
+            Runtime::build(&adapter, url, FsFlags::sync(sync), &emitter).expect("fs runtime");
         let worker = Arc::new(Worker::new(None, url.into(), runtime, Limits::default(), emitter));
         let (mut checked, mut lost, mut retried, mut first) = (0, 0, 0, None);
         let mut note = |what: String, first: &mut Option<String>| {
