@@ -204,6 +204,11 @@ pub trait Store {
     ) -> Result<(crate::usage::Tally, crate::usage::Tally), StoreError> {
         summed_usage(self, session_id, leaf)
     }
+    /// The session's meta as `list_metas` gives it (`None`: not listed); backends that keep a
+    /// listing answer it from there without reading the session (search's hits).
+    fn listed_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
+        self.get_meta(session_id)
+    }
     /// The backend's full-text index, if it keeps one (`session::search` scans without).
     fn search_index(&self) -> Option<&dyn crate::search::index::SearchIndex> {
         None

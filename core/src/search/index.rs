@@ -54,9 +54,23 @@ pub enum Unindexed {
     Entries { session_id: String, entry_ids: Vec<String> },
 }
 
-/// Turns a candidate's handle into its session id and entry id (`None`: the session's own text).
+/// What an index keeps of one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Doc {
+    pub session_id: String,
+    /// `None`: the session's own text (title, description).
+    pub entry_id: Option<String>,
+    /// An entry's searched text ([`super::text::entry_text`]) as it was indexed, when the index
+    /// keeps it: the core matches it instead of reading the entry. The index leaves out every
+    /// entry written since (it is unindexed), so it is the entry's text now.
+    pub text: Option<String>,
+    pub kind: SearchKind,
+    pub role: Option<Role>,
+}
+
+/// Turns a candidate's handle into what the index keeps of it.
 pub trait Resolve {
-    fn resolve(&self, doc: u64) -> Result<(String, Option<String>), StoreError>;
+    fn resolve(&self, doc: u64) -> Result<Doc, StoreError>;
 }
 
 /// An index's answer: candidates (in no order) and what it does not cover. No document is both:

@@ -118,6 +118,9 @@ impl Store for Deferred<'_> {
     fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
         self.fs.list_page(query)
     }
+    fn listed_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
+        self.fs.listed_meta(session_id)
+    }
     fn search_index(&self) -> Option<&dyn session_core::search::index::SearchIndex> {
         self.fs.search_index()
     }

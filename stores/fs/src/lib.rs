@@ -724,6 +724,10 @@ impl Store for FsStore {
         self.catalog.page(&self.cfg.data_dir, query)
     }
 
+    fn listed_meta(&self, session_id: &str) -> Result<Option<SessionMeta>, StoreError> {
+        self.catalog.get(&self.cfg.data_dir, session_id)
+    }
+
     fn search_index(&self) -> Option<&dyn session_core::search::index::SearchIndex> {
         self.search.as_ref().map(|s| s as &dyn session_core::search::index::SearchIndex)
     }

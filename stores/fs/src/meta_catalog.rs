@@ -155,6 +155,15 @@ impl Catalog {
         Ok(f(guard.insert(metas)))
     }
 
+    /// One listed meta; builds the catalog on first use.
+    pub(crate) fn get(
+        &self,
+        data_dir: &Path,
+        sid: &str,
+    ) -> Result<Option<SessionMeta>, StoreError> {
+        self.with_built(data_dir, |m| m.get(sid))
+    }
+
     /// Every listed meta; builds the catalog on first use.
     pub(crate) fn list(&self, data_dir: &Path) -> Result<Vec<SessionMeta>, StoreError> {
         self.with_built(data_dir, Metas::all)

@@ -147,6 +147,9 @@ impl Store for Indexed {
         self.after_write();
         applied
     }
+    fn listed_meta(&self, sid: &str) -> Result<Option<SessionMeta>, StoreError> {
+        self.read(|s| s.listed_meta(sid))
+    }
     fn search_index(&self) -> Option<&dyn SearchIndex> {
         Some(self)
     }

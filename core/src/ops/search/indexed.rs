@@ -7,7 +7,7 @@ use alloc::collections::{BTreeMap, BinaryHeap};
 use alloc::string::String;
 use core::cmp::Reverse;
 
-use super::{scan, Ask, Page};
+use super::{scan, Ask, Found, Page};
 use crate::error::Result;
 use crate::search::index::{SearchIndex, Unindexed};
 use crate::store::Store;
@@ -52,15 +52,24 @@ pub(super) fn search(
         if exact && page.before_cursor(bound, timestamp) {
             continue;
         }
-        let (sid, entry_id) = found.resolver.resolve(doc)?;
-        let Some(meta) = sessions.meta(&sid)? else { continue };
-        match entry_id {
-            None => ask.offer_session(&meta, page),
-            Some(id) => {
-                if sessions.on_branch(&sid, &id)? {
-                    if let Some(entry) = store.get_entry(&sid, &id)? {
-                        ask.offer_entry(&meta, &entry, page);
-                    }
+        let doc = found.resolver.resolve(doc)?;
+        let sid = &doc.session_id;
+        let Some(meta) = sessions.meta(sid)? else { continue };
+        let Some(id) = &doc.entry_id else {
+            ask.offer_session(&meta, page);
+            continue;
+        };
+        if !sessions.on_branch(sid, id)? {
+            continue;
+        }
+        match &doc.text {
+            Some(text) => {
+                let entry = Found { id, kind: doc.kind, role: doc.role, timestamp };
+                ask.offer_text(&meta, entry, text, page);
+            }
+            None => {
+                if let Some(entry) = store.get_entry(sid, id)? {
+                    ask.offer_entry(&meta, &entry, page);
                 }
             }
         }
@@ -80,8 +89,8 @@ impl Sessions<'_> {
         if let Some((meta, _)) = self.known.get(sid) {
             return Ok(meta.clone());
         }
-        // A trashed session has no meta (it is parked in its lifecycle).
-        let listed = self.store.get_meta(sid)?.filter(|meta| self.ask.in_scope(meta));
+        // A trashed session is not listed (its meta is parked in its lifecycle).
+        let listed = self.store.listed_meta(sid)?.filter(|meta| self.ask.in_scope(meta));
         self.known.insert(String::from(sid), (listed.clone(), None));
         Ok(listed)
     }

@@ -99,13 +99,27 @@ impl Ask<'_> {
             SessionEntry::Message { message, .. } => (SearchKind::Message, Some(message.role())),
             SessionEntry::Custom { .. } => (SearchKind::Custom, None),
         };
-        if !self.wanted().admits(kind, role, entry.timestamp()) {
-            return;
-        }
-        if let Some(m) = search::match_text(self.query, &text::entry_text(entry)) {
-            page.offer(hit(meta, Some(entry.id().into()), kind, role, m, entry.timestamp()));
+        if self.wanted().admits(kind, role, entry.timestamp()) {
+            let found = Found { id: entry.id(), kind, role, timestamp: entry.timestamp() };
+            self.offer_text(meta, found, &text::entry_text(entry), page);
         }
     }
+
+    /// Offers an entry of `meta`'s session when its searched text matches.
+    fn offer_text(&self, meta: &SessionMeta, entry: Found<'_>, text: &str, page: &mut Page) {
+        if let Some(m) = search::match_text(self.query, text) {
+            let Found { id, kind, role, timestamp } = entry;
+            page.offer(hit(meta, Some(id.into()), kind, role, m, timestamp));
+        }
+    }
+}
+
+/// An entry that may be a hit, before its text is matched.
+struct Found<'a> {
+    id: &'a str,
+    kind: SearchKind,
+    role: Option<Role>,
+    timestamp: i64,
 }
 
 fn hit(

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use session_core::search::index::{Candidate, Resolve, Unindexed, Wanted};
+use session_core::search::index::{Candidate, Doc, Resolve, Unindexed, Wanted};
 use session_core::search::{Item, Query};
 use session_core::StoreError;
 use tantivy::postings::Postings;
@@ -14,7 +14,7 @@ use tantivy::{DocAddress, DocId, DocSet, InvertedIndexReader, Searcher, SegmentR
 use tantivy::{TantivyDocument, TERMINATED};
 
 use super::index_err;
-use super::schema::{ids_in, key, kind_of, Fields, SESSION};
+use super::schema::{doc_in, key, kind_of, Fields, SESSION};
 
 /// Adds the candidates of one segment (its ordinal `ord`) to `out`.
 pub(super) fn segment(
@@ -164,10 +164,12 @@ pub(super) struct Resolver {
 }
 
 impl Resolve for Resolver {
-    fn resolve(&self, doc: u64) -> Result<(String, Option<String>), StoreError> {
+    fn resolve(&self, doc: u64) -> Result<Doc, StoreError> {
         let address = DocAddress::new((doc >> 32) as u32, doc as u32);
+        let seg = self.searcher.segment_reader(address.segment_ord);
+        let class = seg.fast_fields().u64("class").map_err(index_err)?.first(address.doc_id);
         let stored: TantivyDocument = self.searcher.doc(address).map_err(index_err)?;
-        ids_in(&self.fields, &stored)
+        doc_in(&self.fields, &stored, class.unwrap_or(SESSION))
             .ok_or_else(|| StoreError::Io("fs store: search index: a document without ids".into()))
     }
 }

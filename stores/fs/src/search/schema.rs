@@ -3,6 +3,7 @@
 //! the core's tokens ([`session_core::search::tokens`]), so the index finds what the core's
 //! matcher finds, with each term's count per document (the score's bound).
 
+use session_core::search::index::Doc;
 use session_core::search::text::{entry_text, session_text};
 use session_core::search::tokens::tokenize;
 use session_core::wire::{Role, SearchKind, SessionEntry, SessionMeta};
@@ -15,7 +16,7 @@ use tantivy::TantivyDocument;
 use crate::io::Stamp;
 
 /// Written beside the index; an index of another format is rebuilt.
-pub(crate) const FORMAT: &str = "session-manager search index 1\n";
+pub(crate) const FORMAT: &str = "session-manager search index 2\n";
 
 /// The class of the session's own document; entries are [`class_of`].
 pub(crate) const SESSION: u64 = 0;
@@ -33,6 +34,8 @@ pub(crate) struct Fields {
     pub class: Field,
     pub timestamp: Field,
     pub body: Field,
+    /// An entry's searched text, stored (the hit's snippet is cut from it).
+    pub text: Field,
     /// The log's stamp when the session's document was written.
     pub len: Field,
     pub mtime: Field,
@@ -52,10 +55,11 @@ impl Fields {
             .set_fieldnorms(false)
             .set_index_option(IndexRecordOption::WithFreqs);
         let body = b.add_text_field("body", TextOptions::default().set_indexing_options(indexing));
+        let text = b.add_text_field("text", STORED);
         let len = b.add_u64_field("len", STORED);
         let mtime = b.add_i64_field("mtime", STORED);
         let ino = b.add_u64_field("ino", STORED);
-        Fields { schema: b.build(), sid, key, eid, class, timestamp, body, len, mtime, ino }
+        Fields { schema: b.build(), sid, key, eid, class, timestamp, body, text, len, mtime, ino }
     }
 }
 
@@ -114,7 +118,9 @@ pub(crate) fn entry_doc(f: &Fields, sid: &str, entry: &SessionEntry) -> (Tantivy
     doc.add_u64(f.class, class_of(entry));
     doc.add_i64(f.timestamp, entry.timestamp());
     doc.add_pre_tokenized_text(f.body, body(&text));
-    (doc, text.len())
+    let len = text.len();
+    doc.add_text(f.text, text);
+    (doc, len)
 }
 
 /// The session's own document: its text when it is listed (`meta`), and the log's stamp.
@@ -153,9 +159,15 @@ pub(crate) fn stamp_in(f: &Fields, doc: &TantivyDocument) -> Option<(String, Opt
     Some((sid, stamp))
 }
 
-/// A document's session id and entry id.
-pub(crate) fn ids_in(f: &Fields, doc: &TantivyDocument) -> Option<(String, Option<String>)> {
-    let sid = doc.get_first(f.sid)?.as_str()?.to_string();
-    let eid = doc.get_first(f.eid).and_then(|v| v.as_str()).map(String::from);
-    Some((sid, eid))
+/// What a stored document says of itself, its class read by the caller.
+pub(crate) fn doc_in(f: &Fields, doc: &TantivyDocument, class: u64) -> Option<Doc> {
+    let str_of = |field| doc.get_first(field).and_then(|v| v.as_str()).map(String::from);
+    let (kind, role) = kind_of(class);
+    Some(Doc {
+        session_id: str_of(f.sid)?,
+        entry_id: str_of(f.eid),
+        text: str_of(f.text),
+        kind,
+        role,
+    })
 }

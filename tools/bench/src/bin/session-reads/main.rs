@@ -24,6 +24,8 @@
 //! fresh worker process, times that session's first `messages-tail` and first `messages` page
 //! from the worker's first answer (a cold open: BENCHMARKS.md).
 //!
+//! `--search` runs the search phase instead (`search.rs`: issue 39's corpus and queries).
+//!
 //! `--context` runs the model's-context phase instead of phases 1 and 2: per `--entries` size, a
 //! session whose compaction record (`session::compact`, keeping the message before it) is 200
 //! entries before the leaf; `session::context`, `session::messages-tail` (limit 50) and
@@ -89,13 +91,20 @@ struct Args {
     /// schemas answering the same reply size.
     #[arg(long)]
     context: bool,
+    /// Instead of phases 1 and 2, the search phase (`search.rs`): a corpus of 50-message sessions
+    /// grown to each `--entries` total, then `session::search` against a no-op with its schemas.
+    #[arg(long)]
+    search: bool,
 }
+
+mod search;
 
 const NOOP: &str = "session-reads::noop";
 /// The same no-op registered with these reads' request and response schemas (iii-sdk and the
 /// engine copy a registration, schemas included, on every call).
-const SCHEMA_NOOPS: [(&str, &str); 3] = [
+const SCHEMA_NOOPS: [(&str, &str); 4] = [
     ("session::context", "session-reads::noop-with-context-schemas"),
+    ("session::search", "session-reads::noop-with-search-schemas"),
     ("session::messages-tail", "session-reads::noop-with-messages-tail-schemas"),
     ("session::usage", "session-reads::noop-with-usage-schemas"),
 ];
@@ -684,6 +693,17 @@ async fn main() {
     println!("command: {}\nload average before: {}", command.join(" "), loadavg());
 
     let mem = |label: String| (label, args.worker_pid.and_then(memory));
+    if args.search {
+        let rows = search::phase(&b, &args.entries, args.samples, args.worker_pid).await;
+        let title = "session::search across a tenant's sessions: each against a no-op with its \
+             schemas and reply size (size = entries held)";
+        print_table(title, &rows);
+        let mems = vec![mem(format!("{} entries", args.entries.last().unwrap_or(&0)))];
+        print_memory(args.worker_pid, &mems);
+        println!("\nload average after: {}; calls resent: {}", loadavg(), b.resent.load(Relaxed));
+        b.iii.shutdown_async().await;
+        return;
+    }
     if args.context {
         let (mut rows, mut mems) = (Vec::new(), vec![mem("start".into())]);
         for &n in &args.entries {
