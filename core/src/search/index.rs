@@ -17,6 +17,13 @@ pub struct Wanted<'a> {
     pub roles: Option<&'a [Role]>,
     pub since: Option<i64>,
     pub until: Option<i64>,
+    /// Set when every candidate's bound is its score and the core takes every candidate the
+    /// index admits (no scope, all branches): the index may keep only the best `keep` by bound
+    /// then timestamp, with every one that ties with the last of them.
+    pub keep: Option<usize>,
+    /// With `keep`: the cursor's score and timestamp; candidates that rank strictly before it
+    /// (a higher score, or the same and newer) were on an earlier page.
+    pub after: Option<(u64, i64)>,
 }
 
 impl Wanted<'_> {

@@ -20,7 +20,16 @@ pub(super) fn search(
     ask: &Ask<'_>,
     page: &mut Page,
 ) -> Result<()> {
-    let found = index.find(ask.query, &ask.wanted())?;
+    let exact = ask.query.items.iter().all(|item| item.terms.len() == 1);
+    let mut wanted = ask.wanted();
+    let takes_all = ask.req.metadata.is_none()
+        && ask.req.session_ids.is_none()
+        && ask.req.branch.unwrap_or_default() == SearchBranch::All;
+    if exact && takes_all {
+        wanted.keep = Some(page.limit());
+        wanted.after = page.cursor_key();
+    }
+    let found = index.find(ask.query, &wanted)?;
     let mut sessions = Sessions { store, ask, known: BTreeMap::new() };
     for unindexed in &found.unindexed {
         match unindexed {
@@ -42,7 +51,6 @@ pub(super) fn search(
             }
         }
     }
-    let exact = ask.query.items.iter().all(|item| item.terms.len() == 1);
     let mut best: BinaryHeap<(u64, i64, Reverse<u64>)> =
         found.candidates.iter().map(|c| (c.bound, c.timestamp, Reverse(c.doc))).collect();
     while let Some((bound, timestamp, Reverse(doc))) = best.pop() {

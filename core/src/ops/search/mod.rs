@@ -80,6 +80,8 @@ impl Ask<'_> {
             roles: self.req.roles.as_deref(),
             since: self.req.since,
             until: self.req.until,
+            keep: None,
+            after: None,
         }
     }
 

@@ -61,6 +61,16 @@ impl Page {
         self.after.as_ref().is_some_and(|c| (score, timestamp) > (c.s.unwrap_or(0), c.k))
     }
 
+    /// How many hits the page holds at most.
+    pub(super) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// The cursor's score and timestamp.
+    pub(super) fn cursor_key(&self) -> Option<(u64, i64)> {
+        self.after.as_ref().map(|c| (c.s.unwrap_or(0), c.k))
+    }
+
     pub(super) fn into_hits(self) -> Vec<SearchHit> {
         self.hits
     }

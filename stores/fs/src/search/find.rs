@@ -1,20 +1,27 @@
-//! Candidates of a query in the committed index: per segment, each query item's bound per
-//! document (a word's count; a phrase's lowest count among its terms; a prefix's counts summed
-//! over the terms it opens), summed over items where every item occurs, without the documents
-//! that are unindexed again since ([`super::pending`]) or that `wanted` leaves out.
+//! Candidates of a query in the committed index. Per segment, each query item gives the
+//! documents it occurs in with a bound of its occurrences: a word its count; a phrase the number
+//! of places its terms stand at consecutive positions (a phrase ending in a prefix: the lowest
+//! count among its terms); a prefix the counts summed over the terms it opens. A document is a
+//! candidate when every item occurs, its bound the sum. Left out: documents unindexed again since
+//! ([`super::pending`]) and what `wanted` does not admit. With `wanted.keep`, only the best
+//! candidates are kept ([`Best`]): without reading the timestamp of any that cannot make it.
 
-use std::collections::HashSet;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
 
 use session_core::search::index::{Candidate, Doc, Resolve, Unindexed, Wanted};
 use session_core::search::{Item, Query};
 use session_core::StoreError;
-use tantivy::postings::Postings;
+use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocId, DocSet, InvertedIndexReader, Searcher, SegmentReader, Term};
 use tantivy::{TantivyDocument, TERMINATED};
 
 use super::index_err;
 use super::schema::{doc_in, key, kind_of, Fields, SESSION};
+
+/// Documents of a segment in ascending order, each with a count.
+type Counts = Vec<(DocId, u32)>;
 
 /// Adds the candidates of one segment (its ordinal `ord`) to `out`.
 pub(super) fn segment(
@@ -24,94 +31,169 @@ pub(super) fn segment(
     query: &Query,
     wanted: &Wanted<'_>,
     unindexed: &[Unindexed],
-    out: &mut Vec<Candidate>,
+    out: &mut Best,
 ) -> Result<(), StoreError> {
     let body = seg.inverted_index(f.body).map_err(index_err)?;
-    let max = seg.max_doc() as usize;
-    let mut total: Option<Vec<u32>> = None;
+    let mut total: Option<Counts> = None;
     for item in &query.items {
-        let bound = item_bound(&body, f.body, item, max)?;
+        let counts = item_counts(&body, f.body, item)?;
         total = Some(match total {
-            None => bound,
-            Some(mut sum) => {
-                for (s, b) in sum.iter_mut().zip(&bound) {
-                    *s = if *s == 0 || *b == 0 { 0 } else { s.saturating_add(*b) };
-                }
-                sum
-            }
+            None => counts,
+            Some(sum) => both(&sum, &counts, |a, b| a.saturating_add(b)),
         });
+        if total.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(());
+        }
     }
     let Some(total) = total else { return Ok(()) };
-    if total.iter().all(|&b| b == 0) {
-        return Ok(());
-    }
     let excluded = excluded(f, seg, unindexed)?;
     let alive = seg.alive_bitset();
     let class = seg.fast_fields().u64("class").map_err(index_err)?;
     let timestamp = seg.fast_fields().i64("ts").map_err(index_err)?;
-    for (doc, &bound) in total.iter().enumerate() {
-        let doc = doc as DocId;
-        if bound == 0 || alive.is_some_and(|a| !a.is_alive(doc)) || excluded.contains(&doc) {
+    for (doc, bound) in total {
+        let bound = u64::from(bound);
+        if !out.may_take(bound)
+            || alive.is_some_and(|a| !a.is_alive(doc))
+            || excluded.contains(&doc)
+        {
             continue;
         }
         let (kind, role) = kind_of(class.first(doc).unwrap_or(SESSION));
         let at = timestamp.first(doc).unwrap_or(0);
         if wanted.admits(kind, role, at) {
-            let doc = (u64::from(ord) << 32) | u64::from(doc);
-            out.push(Candidate { bound: u64::from(bound), timestamp: at, doc });
+            out.offer(Candidate {
+                bound,
+                timestamp: at,
+                doc: (u64::from(ord) << 32) | u64::from(doc),
+            });
         }
     }
     Ok(())
 }
 
-/// One item's bound per document: at least its number of occurrences (see the module doc).
-fn item_bound(
-    inv: &InvertedIndexReader,
-    field: Field,
-    item: &Item,
-    max: usize,
-) -> Result<Vec<u32>, StoreError> {
-    let mut bound: Option<Vec<u32>> = None;
+/// One item's documents, each with a bound of its occurrences (see the module doc).
+fn item_counts(inv: &InvertedIndexReader, field: Field, item: &Item) -> Result<Counts, StoreError> {
+    let last = item.terms.len() - 1;
+    if item.terms.len() > 1 && !item.prefix {
+        return phrase_counts(inv, field, &item.terms);
+    }
+    let mut low: Option<Counts> = None;
     for (i, term) in item.terms.iter().enumerate() {
-        let mut counts = vec![0u32; max];
-        if item.prefix && i + 1 == item.terms.len() {
-            let mut terms = inv.terms().range().ge(term.as_bytes()).into_stream().map_err(io)?;
-            while terms.advance() {
-                if !terms.key().starts_with(term.as_bytes()) {
-                    break;
-                }
-                let postings = inv
-                    .read_postings_from_terminfo(terms.value(), IndexRecordOption::WithFreqs)
-                    .map_err(io)?;
-                add_counts(postings, &mut counts);
-            }
-        } else {
-            let term = Term::from_field_text(field, term);
-            if let Some(postings) =
-                inv.read_postings(&term, IndexRecordOption::WithFreqs).map_err(io)?
-            {
-                add_counts(postings, &mut counts);
-            }
-        }
-        bound = Some(match bound {
+        let counts = match item.prefix && i == last {
+            true => prefix_counts(inv, term)?,
+            false => term_counts(inv, field, term)?,
+        };
+        low = Some(match low {
             None => counts,
-            Some(mut low) => {
-                low.iter_mut().zip(&counts).for_each(|(l, c)| *l = (*l).min(*c));
-                low
-            }
+            Some(low) => both(&low, &counts, u32::min),
         });
     }
-    Ok(bound.unwrap_or_else(|| vec![0; max]))
+    Ok(low.unwrap_or_default())
 }
 
-fn add_counts(mut postings: impl Postings, counts: &mut [u32]) {
+fn postings(
+    inv: &InvertedIndexReader,
+    field: Field,
+    term: &str,
+    option: IndexRecordOption,
+) -> Result<Option<SegmentPostings>, StoreError> {
+    inv.read_postings(&Term::from_field_text(field, term), option).map_err(io)
+}
+
+fn term_counts(inv: &InvertedIndexReader, field: Field, term: &str) -> Result<Counts, StoreError> {
+    let mut out = Vec::new();
+    if let Some(p) = postings(inv, field, term, IndexRecordOption::WithFreqs)? {
+        add_counts(p, &mut out);
+    }
+    Ok(out)
+}
+
+/// Every term that starts with `prefix`, counts summed per document.
+fn prefix_counts(inv: &InvertedIndexReader, prefix: &str) -> Result<Counts, StoreError> {
+    let mut all = Vec::new();
+    let mut terms = inv.terms().range().ge(prefix.as_bytes()).into_stream().map_err(io)?;
+    while terms.advance() {
+        if !terms.key().starts_with(prefix.as_bytes()) {
+            break;
+        }
+        let p = inv
+            .read_postings_from_terminfo(terms.value(), IndexRecordOption::WithFreqs)
+            .map_err(io)?;
+        add_counts(p, &mut all);
+    }
+    all.sort_unstable_by_key(|&(doc, _)| doc);
+    let mut out: Counts = Vec::with_capacity(all.len());
+    for (doc, n) in all {
+        match out.last_mut() {
+            Some((last, sum)) if *last == doc => *sum = sum.saturating_add(n),
+            _ => out.push((doc, n)),
+        }
+    }
+    Ok(out)
+}
+
+/// Where `terms` stand at consecutive positions, counted per document.
+fn phrase_counts(
+    inv: &InvertedIndexReader,
+    field: Field,
+    terms: &[String],
+) -> Result<Counts, StoreError> {
+    let mut lists = Vec::with_capacity(terms.len());
+    for term in terms {
+        match postings(inv, field, term, IndexRecordOption::WithFreqsAndPositions)? {
+            Some(p) => lists.push(p),
+            None => return Ok(Vec::new()),
+        }
+    }
+    let (mut out, mut first, mut rest) = (Vec::new(), Vec::new(), vec![Vec::new(); terms.len()]);
+    let mut doc = lists[0].doc();
+    'docs: while doc != TERMINATED {
+        for list in &mut lists[1..] {
+            let at = if list.doc() < doc { list.seek(doc) } else { list.doc() };
+            if at != doc {
+                doc = if at == TERMINATED { TERMINATED } else { lists[0].seek(at) };
+                continue 'docs;
+            }
+        }
+        lists[0].positions(&mut first);
+        for (list, positions) in lists.iter_mut().zip(rest.iter_mut()).skip(1) {
+            list.positions(positions);
+        }
+        let n = first
+            .iter()
+            .filter(|&&p| (1..terms.len()).all(|i| rest[i].binary_search(&(p + i as u32)).is_ok()))
+            .count();
+        if n > 0 {
+            out.push((doc, n as u32));
+        }
+        doc = lists[0].advance();
+    }
+    Ok(out)
+}
+
+fn add_counts(mut postings: SegmentPostings, out: &mut Counts) {
     let mut doc = postings.doc();
     while doc != TERMINATED {
-        if let Some(c) = counts.get_mut(doc as usize) {
-            *c = c.saturating_add(postings.term_freq());
-        }
+        out.push((doc, postings.term_freq()));
         doc = postings.advance();
     }
+}
+
+/// The documents in both `a` and `b`, their counts joined by `join`.
+fn both(a: &Counts, b: &Counts, join: impl Fn(u32, u32) -> u32) -> Counts {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, join(a[i].1, b[j].1)));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
 }
 
 /// The segment's documents that searches read from the store instead.
@@ -127,14 +209,11 @@ fn excluded(
     let sids = seg.inverted_index(f.sid).map_err(index_err)?;
     let keys = seg.inverted_index(f.key).map_err(index_err)?;
     let mut add = |inv: &InvertedIndexReader, field: Field, text: &str| -> Result<(), StoreError> {
-        let term = Term::from_field_text(field, text);
-        if let Some(mut postings) =
-            inv.read_postings(&term, IndexRecordOption::Basic).map_err(io)?
-        {
-            let mut doc = postings.doc();
+        if let Some(mut p) = postings(inv, field, text, IndexRecordOption::Basic)? {
+            let mut doc = p.doc();
             while doc != TERMINATED {
                 out.insert(doc);
-                doc = postings.advance();
+                doc = p.advance();
             }
         }
         Ok(())
@@ -155,6 +234,74 @@ fn excluded(
 
 fn io(e: std::io::Error) -> StoreError {
     StoreError::Io(format!("fs store: search index: {e}"))
+}
+
+/// The candidates kept: all of them, or with `keep` the best `keep` by bound then timestamp —
+/// and every one that ties with the last of those, so the core's order by ids decides among
+/// them — leaving out those that rank strictly before `after` (the cursor's score and time).
+#[derive(Debug)]
+pub(super) struct Best {
+    keep: Option<usize>,
+    after: Option<(u64, i64)>,
+    /// With `keep`: the best so far, worst on top.
+    heap: BinaryHeap<Reverse<(u64, i64, u64)>>,
+    /// Pushed out of the heap (they may tie with its final worst).
+    evicted: Vec<Candidate>,
+    all: Vec<Candidate>,
+}
+
+impl Best {
+    pub(super) fn new(wanted: &Wanted<'_>) -> Best {
+        Best {
+            keep: wanted.keep,
+            after: wanted.after,
+            heap: BinaryHeap::new(),
+            evicted: Vec::new(),
+            all: Vec::new(),
+        }
+    }
+
+    /// Whether a candidate of this bound could still be kept (before its timestamp is read).
+    fn may_take(&self, bound: u64) -> bool {
+        match (self.keep, self.heap.peek()) {
+            (Some(keep), Some(Reverse((worst, _, _)))) if self.heap.len() >= keep => {
+                bound >= *worst
+            }
+            _ => true,
+        }
+    }
+
+    fn offer(&mut self, c: Candidate) {
+        if self.after.is_some_and(|after| (c.bound, c.timestamp) > after) {
+            return; // on an earlier page whatever its ids
+        }
+        let Some(keep) = self.keep else {
+            self.all.push(c);
+            return;
+        };
+        self.heap.push(Reverse((c.bound, c.timestamp, c.doc)));
+        if self.heap.len() > keep {
+            let Some(Reverse((bound, timestamp, doc))) = self.heap.pop() else { return };
+            // The worst kept only grows: one below it now can never tie with the final one.
+            if self.heap.peek().is_some_and(|Reverse((b, t, _))| (*b, *t) == (bound, timestamp)) {
+                self.evicted.push(Candidate { bound, timestamp, doc });
+            }
+        }
+    }
+
+    pub(super) fn into_candidates(self) -> Vec<Candidate> {
+        if self.keep.is_none() {
+            return self.all;
+        }
+        let worst = self.heap.peek().map(|Reverse((b, t, _))| (*b, *t));
+        let mut out: Vec<Candidate> = self
+            .heap
+            .into_iter()
+            .map(|Reverse((bound, timestamp, doc))| Candidate { bound, timestamp, doc })
+            .collect();
+        out.extend(self.evicted.into_iter().filter(|c| Some((c.bound, c.timestamp)) == worst));
+        out
+    }
 }
 
 /// Names a candidate from the searcher that found it.

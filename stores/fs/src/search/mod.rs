@@ -224,18 +224,11 @@ impl FsSearch {
         // then searched twice over (its documents excluded), never not at all.
         let unindexed = self.pending.unindexed();
         let searcher = self.reader.searcher();
-        let mut candidates = Vec::new();
+        let mut best = find::Best::new(wanted);
         for (ord, seg) in searcher.segment_readers().iter().enumerate() {
-            find::segment(
-                &self.fields,
-                seg,
-                ord as u32,
-                query,
-                wanted,
-                &unindexed,
-                &mut candidates,
-            )?;
+            find::segment(&self.fields, seg, ord as u32, query, wanted, &unindexed, &mut best)?;
         }
+        let candidates = best.into_candidates();
         let resolver = find::Resolver { searcher, fields: self.fields.clone() };
         Ok(Found { candidates, unindexed, resolver: Box::new(resolver) })
     }

@@ -16,7 +16,7 @@ use tantivy::TantivyDocument;
 use crate::io::Stamp;
 
 /// Written beside the index; an index of another format is rebuilt.
-pub(crate) const FORMAT: &str = "session-manager search index 2\n";
+pub(crate) const FORMAT: &str = "session-manager search index 3\n";
 
 /// The class of the session's own document; entries are [`class_of`].
 pub(crate) const SESSION: u64 = 0;
@@ -53,7 +53,7 @@ impl Fields {
         let indexing = TextFieldIndexing::default()
             .set_tokenizer("raw")
             .set_fieldnorms(false)
-            .set_index_option(IndexRecordOption::WithFreqs);
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions);
         let body = b.add_text_field("body", TextOptions::default().set_indexing_options(indexing));
         let text = b.add_text_field("text", STORED);
         let len = b.add_u64_field("len", STORED);
