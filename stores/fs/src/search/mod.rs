@@ -72,6 +72,7 @@ impl FsSearch {
                 fresh(&dir, &fields)?
             }
         };
+        schema::register_tokenizer(&index);
         let writer = index.writer_with_num_threads(1, WRITER_BYTES).map_err(index_err)?;
         let reader = index
             .reader_builder()

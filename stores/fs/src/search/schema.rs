@@ -1,7 +1,8 @@
 //! The fs search index's documents: one per entry, and one per session holding the session's own
 //! text (title, description) and the stamp of the log it was read from. Their text is indexed as
-//! the core's tokens ([`session_core::search::tokens`]), so the index finds what the core's
-//! matcher finds, with each term's count per document (the score's bound).
+//! the core's tokens ([`CoreTokenizer`] hands tantivy [`session_core::search::tokens`]), so the
+//! index finds what the core's matcher finds, with each term's count and positions per document
+//! (the score's bound), and stored (the hit's snippet is cut from it).
 
 use session_core::search::index::Doc;
 use session_core::search::text::{entry_text, session_text};
@@ -10,13 +11,13 @@ use session_core::wire::{Role, SearchKind, SessionEntry, SessionMeta};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED, STRING,
 };
-use tantivy::tokenizer::{PreTokenizedString, Token};
-use tantivy::TantivyDocument;
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+use tantivy::{Index, TantivyDocument};
 
 use crate::io::Stamp;
 
 /// Written beside the index; an index of another format is rebuilt.
-pub(crate) const FORMAT: &str = "session-manager search index 3\n";
+pub(crate) const FORMAT: &str = "session-manager search index 4\n";
 
 /// The class of the session's own document; entries are [`class_of`].
 pub(crate) const SESSION: u64 = 0;
@@ -34,8 +35,6 @@ pub(crate) struct Fields {
     pub class: Field,
     pub timestamp: Field,
     pub body: Field,
-    /// An entry's searched text, stored (the hit's snippet is cut from it).
-    pub text: Field,
     /// The log's stamp when the session's document was written.
     pub len: Field,
     pub mtime: Field,
@@ -51,15 +50,14 @@ impl Fields {
         let class = b.add_u64_field("class", FAST);
         let timestamp = b.add_i64_field("ts", FAST);
         let indexing = TextFieldIndexing::default()
-            .set_tokenizer("raw")
+            .set_tokenizer(TOKENIZER)
             .set_fieldnorms(false)
             .set_index_option(IndexRecordOption::WithFreqsAndPositions);
-        let body = b.add_text_field("body", TextOptions::default().set_indexing_options(indexing));
-        let text = b.add_text_field("text", STORED);
+        let body = b.add_text_field("body", TextOptions::from(STORED).set_indexing_options(indexing));
         let len = b.add_u64_field("len", STORED);
         let mtime = b.add_i64_field("mtime", STORED);
         let ino = b.add_u64_field("ino", STORED);
-        Fields { schema: b.build(), sid, key, eid, class, timestamp, body, text, len, mtime, ino }
+        Fields { schema: b.build(), sid, key, eid, class, timestamp, body, len, mtime, ino }
     }
 }
 
@@ -94,18 +92,51 @@ pub(crate) fn kind_of(class: u64) -> (SearchKind, Option<Role>) {
     }
 }
 
-fn body(text: &str) -> PreTokenizedString {
-    let tokens = tokenize(text)
-        .into_iter()
-        .map(|t| Token {
+/// The name the index knows [`CoreTokenizer`] by.
+const TOKENIZER: &str = "session-core";
+
+/// The core's tokenizer as tantivy's: the same terms at the same positions (a split word's whole
+/// at its first part's).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CoreTokenizer;
+
+/// The tokens of one text.
+#[derive(Debug)]
+pub(crate) struct CoreTokens {
+    tokens: std::vec::IntoIter<session_core::search::tokens::Token>,
+    current: Token,
+}
+
+impl Tokenizer for CoreTokenizer {
+    type TokenStream<'a> = CoreTokens;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CoreTokens {
+        CoreTokens { tokens: tokenize(text).into_iter(), current: Token::default() }
+    }
+}
+
+impl TokenStream for CoreTokens {
+    fn advance(&mut self) -> bool {
+        let Some(t) = self.tokens.next() else { return false };
+        self.current = Token {
             offset_from: t.start,
             offset_to: t.end,
             position: t.pos as usize,
             text: t.term,
             position_length: 1,
-        })
-        .collect();
-    PreTokenizedString { text: String::new(), tokens }
+        };
+        true
+    }
+    fn token(&self) -> &Token {
+        &self.current
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.current
+    }
+}
+
+/// Makes `index` tokenize with the core's rules (every open index, before it is written).
+pub(crate) fn register_tokenizer(index: &Index) {
+    index.tokenizers().register(TOKENIZER, CoreTokenizer);
 }
 
 /// The document of one entry; returns it with the bytes of text it indexes.
@@ -117,9 +148,8 @@ pub(crate) fn entry_doc(f: &Fields, sid: &str, entry: &SessionEntry) -> (Tantivy
     doc.add_text(f.eid, entry.id());
     doc.add_u64(f.class, class_of(entry));
     doc.add_i64(f.timestamp, entry.timestamp());
-    doc.add_pre_tokenized_text(f.body, body(&text));
     let len = text.len();
-    doc.add_text(f.text, text);
+    doc.add_text(f.body, text);
     (doc, len)
 }
 
@@ -135,7 +165,7 @@ pub(crate) fn session_doc(
     doc.add_text(f.key, key(sid, None));
     doc.add_u64(f.class, SESSION);
     doc.add_i64(f.timestamp, meta.map_or(0, |m| m.updated_at));
-    doc.add_pre_tokenized_text(f.body, body(&meta.map(session_text).unwrap_or_default()));
+    doc.add_text(f.body, meta.map(session_text).unwrap_or_default());
     if let Some(stamp) = stamp {
         doc.add_u64(f.len, stamp.len);
         doc.add_i64(f.mtime, i64::try_from(stamp.mtime_ns).unwrap_or(i64::MAX));
@@ -166,7 +196,7 @@ pub(crate) fn doc_in(f: &Fields, doc: &TantivyDocument, class: u64) -> Option<Do
     Some(Doc {
         session_id: str_of(f.sid)?,
         entry_id: str_of(f.eid),
-        text: str_of(f.text),
+        text: str_of(f.body),
         kind,
         role,
     })

@@ -95,6 +95,10 @@ struct Args {
     /// grown to each `--entries` total, then `session::search` against a no-op with its schemas.
     #[arg(long)]
     search: bool,
+    /// With `--search`: entries the corpus already holds (a worker restarted on a filled
+    /// data_dir, e.g. to time an index rebuild): filling starts there.
+    #[arg(long, default_value_t = 0)]
+    corpus_held: usize,
 }
 
 mod search;
@@ -694,7 +698,7 @@ async fn main() {
 
     let mem = |label: String| (label, args.worker_pid.and_then(memory));
     if args.search {
-        let rows = search::phase(&b, &args.entries, args.samples, args.worker_pid).await;
+        let rows = search::phase(&b, &args.entries, args.corpus_held, args.samples, args.worker_pid).await;
         let title = "session::search across a tenant's sessions: each against a no-op with its \
              schemas and reply size (size = entries held)";
         print_table(title, &rows);

@@ -73,15 +73,16 @@ async fn fill(b: &Arc<Bench>, from: usize, to: usize) {
 pub(crate) async fn phase(
     b: &Arc<Bench>,
     totals: &[usize],
+    held: usize,
     samples: usize,
     pid: Option<u32>,
 ) -> Vec<Row> {
     let noop = SCHEMA_NOOPS.iter().find(|(id, _)| *id == "session::search").expect("a no-op").1;
-    let (mut rows, mut held) = (Vec::new(), 0);
+    let (mut rows, mut held) = (Vec::new(), held);
     for &total in totals {
         let started = Instant::now();
         fill(b, held, total).await;
-        held = total;
+        held = held.max(total);
         eprintln!(
             "session-reads: corpus of {total} entries in {:.1} s",
             started.elapsed().as_secs_f64()
