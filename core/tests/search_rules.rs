@@ -1,10 +1,11 @@
 //! The search rules (issue 39) on texts and queries proptest picks — any Unicode, control
 //! characters, quotes and stars, CJK, identifiers: matching never panics, a word taken from a
-//! text always finds it, and highlights are ordered ranges inside their snippet.
+//! text always finds it, highlights are ordered ranges inside their snippet, and the cheap test
+//! before tokenizing never turns a match away.
 //! `PROPTEST_CASES` overrides the default of 256 cases.
 
 use proptest::prelude::*;
-use session_core::search::{match_text, parse, tokens::tokenize};
+use session_core::search::{match_text, match_tokens, may_match, parse, tokens::tokenize};
 
 /// Text from pieces that stress the tokenizer: words, identifiers, CJK, accents, signs.
 fn text() -> impl Strategy<Value = String> {
@@ -38,6 +39,15 @@ proptest! {
                     end = *b;
                 }
                 prop_assert!(m.score >= q.items.len() as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn the_cheap_test_never_turns_a_match_away(query in text(), body in text()) {
+        if let Ok(q) = parse(&query) {
+            if match_tokens(&q, &body).is_some() {
+                prop_assert!(may_match(&q, &body), "{:?} in {:?}", query, body);
             }
         }
     }

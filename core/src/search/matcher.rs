@@ -24,6 +24,14 @@ pub struct Matched {
 
 /// Matches `text` against `query`: `None` unless every item occurs.
 pub fn match_text(query: &Query, text: &str) -> Option<Matched> {
+    if !may_match(query, text) {
+        return None;
+    }
+    match_tokens(query, text)
+}
+
+/// [`match_text`] without the cheap test first: tokenizes every text.
+pub fn match_tokens(query: &Query, text: &str) -> Option<Matched> {
     let tokens = tokenize(text);
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for item in &query.items {
@@ -36,6 +44,16 @@ pub fn match_text(query: &Query, text: &str) -> Option<Matched> {
     let score = spans.len() as u64;
     let (snippet, highlights) = snippet(text, &spans);
     Some(Matched { score, snippet, highlights })
+}
+
+/// A cheap test before tokenizing: an ASCII text folds to its ASCII lowercase and every token is a
+/// piece of that, so a term (or prefix) that is not a piece of it cannot occur. Other texts pass.
+pub fn may_match(query: &Query, text: &str) -> bool {
+    if !text.is_ascii() {
+        return true;
+    }
+    let lower = text.to_ascii_lowercase();
+    query.items.iter().all(|item| item.terms.iter().all(|term| lower.contains(term.as_str())))
 }
 
 fn term_matches(item: &Item, i: usize, term: &str) -> bool {

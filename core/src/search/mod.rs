@@ -14,5 +14,5 @@ pub mod text;
 pub mod tokens;
 pub mod touched;
 
-pub use matcher::{match_text, Matched};
+pub use matcher::{match_text, match_tokens, may_match, Matched};
 pub use query::{parse, Item, Query};

@@ -16,6 +16,9 @@ use crate::FsStore;
 
 /// Sessions read per commit.
 const BATCH: usize = 256;
+/// The least time between two commits of the indexer thread: a commit writes a segment, and
+/// what is written meanwhile is searched from the store (see `pending.rs`).
+const COMMIT_EVERY: Duration = Duration::from_millis(1000);
 /// How often a rebuild says how far it got.
 const REPORT_EVERY: Duration = Duration::from_secs(5);
 
@@ -88,7 +91,8 @@ impl FsStore {
         Ok(())
     }
 
-    fn index_batch(&self, search: &FsSearch) -> Result<(), StoreError> {
+    /// One commit of up to [`BATCH`] sessions; the sessions read.
+    fn index_batch(&self, search: &FsSearch) -> Result<usize, StoreError> {
         let mut writer = lock(&search.writer);
         let mut read = Vec::new();
         let mut counted = (0, 0, 0u64);
@@ -108,7 +112,7 @@ impl FsStore {
         progress.entries += counted.1;
         progress.bytes += counted.2;
         progress.report(search.pending.len());
-        Ok(())
+        Ok(counted.0)
     }
 
     /// Replaces the documents of what the session's unindexed writes touched: the entries read,
@@ -179,11 +183,19 @@ impl FsStore {
         let spawned = std::thread::Builder::new().name("search-index".into()).spawn(move || loop {
             pending.wait(Duration::from_millis(500));
             let Some(store) = store.upgrade() else { return };
-            if let Err(e) = store.index_pending() {
-                eprintln!("session-manager: fs store: search index: {e} (retrying)");
-                drop(store);
-                std::thread::sleep(Duration::from_secs(1));
-            }
+            let Some(search) = &store.search else { return };
+            let started = Instant::now();
+            // A full batch (a rebuild) goes on at once; a few sessions wait for more writes.
+            let pause = match store.index_batch(search) {
+                Ok(read) if read >= BATCH => Duration::ZERO,
+                Ok(_) => COMMIT_EVERY.saturating_sub(started.elapsed()),
+                Err(e) => {
+                    eprintln!("session-manager: fs store: search index: {e} (retrying)");
+                    COMMIT_EVERY
+                }
+            };
+            drop(store);
+            std::thread::sleep(pause);
         });
         if let Err(e) = spawned {
             eprintln!("session-manager: fs store: no search index thread: {e}");

@@ -53,7 +53,8 @@ impl Fields {
             .set_tokenizer(TOKENIZER)
             .set_fieldnorms(false)
             .set_index_option(IndexRecordOption::WithFreqsAndPositions);
-        let body = b.add_text_field("body", TextOptions::from(STORED).set_indexing_options(indexing));
+        let body =
+            b.add_text_field("body", TextOptions::from(STORED).set_indexing_options(indexing));
         let len = b.add_u64_field("len", STORED);
         let mtime = b.add_i64_field("mtime", STORED);
         let ino = b.add_u64_field("ino", STORED);

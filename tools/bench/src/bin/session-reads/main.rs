@@ -698,7 +698,8 @@ async fn main() {
 
     let mem = |label: String| (label, args.worker_pid.and_then(memory));
     if args.search {
-        let rows = search::phase(&b, &args.entries, args.corpus_held, args.samples, args.worker_pid).await;
+        let rows =
+            search::phase(&b, &args.entries, args.corpus_held, args.samples, args.worker_pid).await;
         let title = "session::search across a tenant's sessions: each against a no-op with its \
              schemas and reply size (size = entries held)";
         print_table(title, &rows);
