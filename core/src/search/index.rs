@@ -48,7 +48,7 @@ pub struct Candidate {
     /// single term (a word or a prefix), for then the score is the sum of the terms' counts.
     pub bound: u64,
     pub timestamp: i64,
-    /// The index's own handle, for [`Found::resolve`].
+    /// The index's own handle, for [`Resolve::resolve`].
     pub doc: u64,
 }
 

@@ -1,8 +1,8 @@
 //! `session::search` (extension, issue 39): every hit of a query across the sessions a caller
 //! may see, best first, one page at a time. Each candidate text is matched with the core's rules
-//! (`crate::search`), whether it was found by a scan of every session ([`scan`]: memory, the
-//! browser's workspace, a bridge) or named by the backend's index ([`indexed`]: fs), so both rank
-//! and cut the same hits the same way ([`page`]).
+//! (`crate::search`), whether it was found by a scan of every session (`scan.rs`: memory, the
+//! browser's workspace, a bridge) or named by the backend's index (`indexed.rs`: fs), so both rank
+//! and cut the same hits the same way (`page.rs`).
 
 mod indexed;
 mod page;

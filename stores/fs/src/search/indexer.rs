@@ -81,7 +81,7 @@ impl Progress {
 }
 
 impl FsStore {
-    /// Indexes what is unindexed, one commit per [`BATCH`] sessions, until nothing is left.
+    /// Indexes what is unindexed, one commit per 256 sessions, until nothing is left.
     /// The background thread runs it; tests call it to see the index settled.
     pub fn index_pending(&self) -> Result<(), StoreError> {
         let Some(search) = &self.search else { return Ok(()) };
