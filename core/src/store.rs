@@ -210,6 +210,7 @@ pub trait Store {
         self.get_meta(session_id)
     }
     /// The backend's full-text index, if it keeps one (`session::search` scans without).
+    #[cfg(feature = "durable")]
     fn search_index(&self) -> Option<&dyn crate::search::index::SearchIndex> {
         None
     }

@@ -53,7 +53,10 @@ pub fn may_match(query: &Query, text: &str) -> bool {
         return true;
     }
     let lower = text.to_ascii_lowercase();
-    query.items.iter().all(|item| item.terms.iter().all(|term| lower.contains(term.as_str())))
+    // A plain window compare: `str::contains` would link core's two-way searcher into the
+    // browser bundle for texts this short.
+    let holds = |term: &str| lower.as_bytes().windows(term.len()).any(|w| w == term.as_bytes());
+    query.items.iter().all(|item| item.terms.iter().all(|term| holds(term)))
 }
 
 fn term_matches(item: &Item, i: usize, term: &str) -> bool {

@@ -12,6 +12,7 @@ pub mod matcher;
 pub mod query;
 pub mod text;
 pub mod tokens;
+#[cfg(feature = "durable")]
 pub mod touched;
 
 pub use matcher::{match_text, match_tokens, may_match, Matched};

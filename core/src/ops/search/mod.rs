@@ -4,6 +4,7 @@
 //! browser's workspace, a bridge) or named by the backend's index (`indexed.rs`: fs), so both rank
 //! and cut the same hits the same way (`page.rs`).
 
+#[cfg(feature = "durable")]
 mod indexed;
 mod page;
 mod scan;
@@ -37,9 +38,14 @@ pub fn decide(store: &dyn Store, env: &Env<'_>, req: SearchRequest) -> Result<Se
     let limit = env.limits.page_size(req.limit);
     let ask = Ask { req: &req, query: &query, kinds: req.kinds.as_deref().unwrap_or(&ALL_KINDS) };
     let mut page = Page::new(limit + 1, after);
-    match store.search_index() {
+    #[cfg(feature = "durable")]
+    let index = store.search_index();
+    #[cfg(not(feature = "durable"))]
+    let index: Option<()> = None;
+    match index {
+        #[cfg(feature = "durable")]
         Some(index) => indexed::search(store, index, &ask, &mut page)?,
-        None => scan::search(store, &ask, &mut page)?,
+        _ => scan::search(store, &ask, &mut page)?,
     }
     let mut hits = page.into_hits();
     let more = hits.len() > limit;

@@ -44,6 +44,7 @@ impl Page {
         }
     }
 
+    #[cfg(feature = "durable")]
     /// Whether a hit scoring at most `score` at `timestamp` could still enter the page: the page
     /// is not full, or its last hit does not rank above every such hit.
     pub(super) fn may_take(&self, score: u64, timestamp: i64) -> bool {
@@ -55,17 +56,20 @@ impl Page {
         }
     }
 
+    #[cfg(feature = "durable")]
     /// Whether a hit of exactly `score` at `timestamp` ranks before the cursor whatever its ids
     /// (it was on an earlier page).
     pub(super) fn before_cursor(&self, score: u64, timestamp: i64) -> bool {
         self.after.as_ref().is_some_and(|c| (score, timestamp) > (c.s.unwrap_or(0), c.k))
     }
 
+    #[cfg(feature = "durable")]
     /// How many hits the page holds at most.
     pub(super) fn limit(&self) -> usize {
         self.limit
     }
 
+    #[cfg(feature = "durable")]
     /// The cursor's score and timestamp.
     pub(super) fn cursor_key(&self) -> Option<(u64, i64)> {
         self.after.as_ref().map(|c| (c.s.unwrap_or(0), c.k))
