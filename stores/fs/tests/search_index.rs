@@ -3,18 +3,16 @@
 //! index deleted and with it damaged before each reopen; and a property test against the scan
 //! (the memory store) on generated corpora and queries.
 
+mod common;
+
 use std::path::Path;
 use std::sync::RwLock;
 
 use session_core::conformance::check_search_hits;
-use session_core::lifecycle::Lifecycle;
-use session_core::meta_order::ListQuery;
-use session_core::path::{PathSelect, PathSpot};
 use session_core::search::index::{Found, SearchIndex, Wanted};
 use session_core::search::Query;
 use session_core::store::{Applied, ChangeSet};
-use session_core::usage::Tally;
-use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
+use session_core::wire::SessionMeta;
 use session_core::{Store, StoreError};
 use session_store_fs::{FsConfig, FsStore, SyncMode, SEARCH_INDEX_DIR};
 
@@ -90,58 +88,7 @@ fn damage(index: &Path) {
     }
 }
 
-impl Store for Indexed {
-    fn get_meta(&self, sid: &str) -> Result<Option<SessionMeta>, StoreError> {
-        self.read(|s| s.get_meta(sid))
-    }
-    fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
-        self.read(|s| s.list_metas())
-    }
-    fn get_entry(&self, sid: &str, eid: &str) -> Result<Option<SessionEntry>, StoreError> {
-        self.read(|s| s.get_entry(sid, eid))
-    }
-    fn list_entries(&self, sid: &str) -> Result<Vec<SessionEntry>, StoreError> {
-        self.read(|s| s.list_entries(sid))
-    }
-    fn get_active_leaf(&self, sid: &str) -> Result<Option<String>, StoreError> {
-        self.read(|s| s.get_active_leaf(sid))
-    }
-    fn get_attachment(
-        &self,
-        sid: &str,
-        aid: &str,
-    ) -> Result<Option<(AttachmentMeta, Vec<u8>)>, StoreError> {
-        self.read(|s| s.get_attachment(sid, aid))
-    }
-    fn list_attachments(&self, sid: &str) -> Result<Vec<AttachmentMeta>, StoreError> {
-        self.read(|s| s.list_attachments(sid))
-    }
-    fn changes(&self, sid: &str, after: u64, limit: usize) -> Result<FeedPage, StoreError> {
-        self.read(|s| s.changes(sid, after, limit))
-    }
-    fn path_locate(&self, sid: &str, leaf: &str, id: Option<&str>) -> Result<PathSpot, StoreError> {
-        self.read(|s| s.path_locate(sid, leaf, id))
-    }
-    fn path_select(
-        &self,
-        sid: &str,
-        leaf: &str,
-        query: &PathSelect,
-    ) -> Result<Vec<(usize, SessionEntry)>, StoreError> {
-        self.read(|s| s.path_select(sid, leaf, query))
-    }
-    fn usage(&self, sid: &str, leaf: Option<&str>) -> Result<(Tally, Tally), StoreError> {
-        self.read(|s| s.usage(sid, leaf))
-    }
-    fn list_page(&self, query: &ListQuery<'_>) -> Result<Vec<SessionMeta>, StoreError> {
-        self.read(|s| s.list_page(query))
-    }
-    fn lifecycle(&self, sid: &str) -> Result<Lifecycle, StoreError> {
-        self.read(|s| s.lifecycle(sid))
-    }
-    fn list_lifecycles(&self) -> Result<Vec<(String, Lifecycle)>, StoreError> {
-        self.read(|s| s.list_lifecycles())
-    }
+common::store_reads_through!(Indexed, {
     fn apply(&self, changes: &ChangeSet) -> Result<Applied, StoreError> {
         let applied = self.read(|s| s.apply(changes));
         self.after_write();
@@ -153,7 +100,7 @@ impl Store for Indexed {
     fn search_index(&self) -> Option<&dyn SearchIndex> {
         Some(self)
     }
-}
+});
 
 impl SearchIndex for Indexed {
     fn find(&self, query: &Query, wanted: &Wanted<'_>) -> Result<Found<'_>, StoreError> {

@@ -203,3 +203,90 @@ pub fn write_strategy(sid: &'static str) -> impl Strategy<Value = Write> {
         1 => Just(Write::DeleteAttachments),
     ]
 }
+
+/// `impl Store for $ty` for a test wrapper that holds a store and reaches it through its own
+/// `fn read<R>(&self, f: impl FnOnce(&S) -> R) -> R`: every read goes through `read`; the
+/// wrapper's writes (`apply`) and anything else it adds are the `$extra` items. (Not every test
+/// crate that includes this file uses it.)
+#[allow(unused_macros)]
+macro_rules! store_reads_through {
+    ($ty:ty, { $($extra:item)* }) => {
+        impl session_core::Store for $ty {
+            fn get_meta(&self, sid: &str) -> Result<Option<session_core::wire::SessionMeta>, session_core::StoreError> {
+                self.read(|s| s.get_meta(sid))
+            }
+            fn list_metas(&self) -> Result<Vec<session_core::wire::SessionMeta>, session_core::StoreError> {
+                self.read(|s| s.list_metas())
+            }
+            fn get_entry(&self, sid: &str, eid: &str) -> Result<Option<session_core::wire::SessionEntry>, session_core::StoreError> {
+                self.read(|s| s.get_entry(sid, eid))
+            }
+            fn list_entries(&self, sid: &str) -> Result<Vec<session_core::wire::SessionEntry>, session_core::StoreError> {
+                self.read(|s| s.list_entries(sid))
+            }
+            fn get_active_leaf(&self, sid: &str) -> Result<Option<String>, session_core::StoreError> {
+                self.read(|s| s.get_active_leaf(sid))
+            }
+            fn get_attachment(
+                &self,
+                sid: &str,
+                aid: &str,
+            ) -> Result<Option<(session_core::wire::AttachmentMeta, Vec<u8>)>, session_core::StoreError> {
+                self.read(|s| s.get_attachment(sid, aid))
+            }
+            fn get_attachment_meta(
+                &self,
+                sid: &str,
+                aid: &str,
+            ) -> Result<Option<session_core::wire::AttachmentMeta>, session_core::StoreError> {
+                self.read(|s| s.get_attachment_meta(sid, aid))
+            }
+            fn list_attachments(&self, sid: &str) -> Result<Vec<session_core::wire::AttachmentMeta>, session_core::StoreError> {
+                self.read(|s| s.list_attachments(sid))
+            }
+            fn changes(&self, sid: &str, after: u64, limit: usize) -> Result<session_core::wire::FeedPage, session_core::StoreError> {
+                self.read(|s| s.changes(sid, after, limit))
+            }
+            fn path_locate(
+                &self,
+                sid: &str,
+                leaf: &str,
+                id: Option<&str>,
+            ) -> Result<session_core::path::PathSpot, session_core::StoreError> {
+                self.read(|s| s.path_locate(sid, leaf, id))
+            }
+            fn path_select(
+                &self,
+                sid: &str,
+                leaf: &str,
+                query: &session_core::path::PathSelect,
+            ) -> Result<Vec<(usize, session_core::wire::SessionEntry)>, session_core::StoreError> {
+                self.read(|s| s.path_select(sid, leaf, query))
+            }
+            fn usage(
+                &self,
+                sid: &str,
+                leaf: Option<&str>,
+            ) -> Result<(session_core::usage::Tally, session_core::usage::Tally), session_core::StoreError> {
+                self.read(|s| s.usage(sid, leaf))
+            }
+            fn list_page(
+                &self,
+                query: &session_core::meta_order::ListQuery<'_>,
+            ) -> Result<Vec<session_core::wire::SessionMeta>, session_core::StoreError> {
+                self.read(|s| s.list_page(query))
+            }
+            fn lifecycle(&self, sid: &str) -> Result<session_core::lifecycle::Lifecycle, session_core::StoreError> {
+                self.read(|s| s.lifecycle(sid))
+            }
+            fn list_lifecycles(
+                &self,
+            ) -> Result<Vec<(String, session_core::lifecycle::Lifecycle)>, session_core::StoreError> {
+                self.read(|s| s.list_lifecycles())
+            }
+            $($extra)*
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use store_reads_through;

@@ -566,27 +566,39 @@ async fn context_phase(b: &Bench, n: usize, samples: usize, pid: Option<u32>) ->
     rows
 }
 
-/// Creates sessions `from..to` (`IN_FLIGHT` at a time), metadata `{"team": "t<i%2>"}`.
-async fn create_sessions(b: &Arc<Bench>, from: usize, to: usize) {
+/// Runs `job(b, i)` for every `i` in `from..to`, `width` at a time.
+async fn in_flight<F, Fut>(b: &Arc<Bench>, from: usize, to: usize, width: usize, job: F)
+where
+    F: Fn(Arc<Bench>, usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
     let next = Arc::new(AtomicUsize::new(from));
     let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..IN_FLIGHT {
-        let (b, next) = (b.clone(), next.clone());
+    for _ in 0..width {
+        let (b, next, job) = (b.clone(), next.clone(), job.clone());
         tasks.spawn(async move {
             loop {
                 let i = next.fetch_add(1, Relaxed);
                 if i >= to {
                     break;
                 }
-                let team = format!("t{}", i % 2);
-                let request = json!({"title": format!("list {i}"), "metadata": {"team": team}});
-                b.must("session::create", request).await;
+                job(b.clone(), i).await;
             }
         });
     }
     while let Some(done) = tasks.join_next().await {
-        done.expect("creator task");
+        done.expect("in-flight task");
     }
+}
+
+/// Creates sessions `from..to` (`IN_FLIGHT` at a time), metadata `{"team": "t<i%2>"}`.
+async fn create_sessions(b: &Arc<Bench>, from: usize, to: usize) {
+    in_flight(b, from, to, IN_FLIGHT, |b, i| async move {
+        let team = format!("t{}", i % 2);
+        let request = json!({"title": format!("list {i}"), "metadata": {"team": team}});
+        b.must("session::create", request).await;
+    })
+    .await;
 }
 
 /// Sessions the worker holds (an untimed walk).

@@ -4,13 +4,12 @@
 //! entry) at `limit: 20`, a phrase and a prefix — each next to a no-op registered with the
 //! search's schemas answering the same reply size.
 
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::{measure_against, settle, text, Bench, Row, SCHEMA_NOOPS};
+use super::{in_flight, measure_against, settle, text, Bench, Row, SCHEMA_NOOPS};
 
 /// Messages per session of the corpus.
 pub(crate) const PER_SESSION: usize = 50;
@@ -34,39 +33,21 @@ fn message(i: usize) -> Value {
 
 /// Grows the corpus from `from` to `to` entries (`IN_FLIGHT` sessions filled at a time).
 async fn fill(b: &Arc<Bench>, from: usize, to: usize) {
-    let next = Arc::new(AtomicUsize::new(from / PER_SESSION));
-    let last = to / PER_SESSION;
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..IN_FLIGHT {
-        let (b, next) = (b.clone(), next.clone());
-        tasks.spawn(async move {
-            loop {
-                let s = next.fetch_add(1, Relaxed);
-                if s >= last {
-                    break;
-                }
-                let sid = format!("search-{s}");
-                b.must(
-                    "session::ensure",
-                    json!({"session_id": sid, "title": format!("corpus {s}")}),
-                )
-                .await;
-                let first = s * PER_SESSION;
-                let messages: Vec<Value> = (first..first + PER_SESSION).map(message).collect();
-                let payload = json!({"session_id": sid, "messages": messages});
-                // Not idempotent: a lost answer is read back before it is sent again.
-                if b.once("session::append-many", payload.clone()).await.is_err() {
-                    let meta = b.must("session::get", json!({"session_id": sid})).await;
-                    if meta["meta"]["message_count"].as_u64() != Some(PER_SESSION as u64) {
-                        b.must("session::append-many", payload).await;
-                    }
-                }
+    in_flight(b, from / PER_SESSION, to / PER_SESSION, IN_FLIGHT, |b, s| async move {
+        let sid = format!("search-{s}");
+        b.must("session::ensure", json!({"session_id": sid, "title": format!("corpus {s}")})).await;
+        let first = s * PER_SESSION;
+        let messages: Vec<Value> = (first..first + PER_SESSION).map(message).collect();
+        let payload = json!({"session_id": sid, "messages": messages});
+        // Not idempotent: a lost answer is read back before it is sent again.
+        if b.once("session::append-many", payload.clone()).await.is_err() {
+            let meta = b.must("session::get", json!({"session_id": sid})).await;
+            if meta["meta"]["message_count"].as_u64() != Some(PER_SESSION as u64) {
+                b.must("session::append-many", payload).await;
             }
-        });
-    }
-    while let Some(done) = tasks.join_next().await {
-        done.expect("filler task");
-    }
+        }
+    })
+    .await;
 }
 
 /// The corpus grown to each of `totals` (ascending), the searches measured at each.
