@@ -561,7 +561,7 @@ pub(crate) fn not_loaded() -> StoreError {
     StoreError::Internal("fs store: session not loaded".into())
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

@@ -10,8 +10,9 @@ use session_core::{Store, StoreError};
 use tantivy::{IndexWriter, Term};
 
 use super::schema::{entry_doc, key, session_doc};
-use super::{index_err, lock, FsSearch};
+use super::{index_err, FsSearch};
 use crate::io::Stamp;
+use crate::lock;
 use crate::FsStore;
 
 /// Sessions read per commit.

@@ -12,7 +12,7 @@ mod pending;
 mod schema;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use session_core::search::index::{Found, SearchIndex, Wanted};
@@ -22,6 +22,7 @@ use session_core::{ChangeSet, StoreError};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument};
 
 use crate::io::{session_files, Stamp};
+use crate::lock;
 use pending::Pending;
 use schema::{stamp_in, Fields, FORMAT, SESSION};
 
@@ -152,10 +153,6 @@ impl FsSearch {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The data_dir's index lock (`<INDEX_DIR>.lock`), or why not.
 fn take_lock(data_dir: &Path) -> Result<std::fs::File, StoreError> {
     use rustix::fs::{flock, FlockOperation};
@@ -193,7 +190,7 @@ fn open_checked(dir: &Path, fields: &Fields) -> Result<Index, String> {
 }
 
 /// An empty index in `dir`, whatever was there before.
-fn fresh(dir: &PathBuf, fields: &Fields) -> Result<Index, StoreError> {
+fn fresh(dir: &Path, fields: &Fields) -> Result<Index, StoreError> {
     let io = |action: &str, e: std::io::Error| {
         StoreError::Io(format!("fs store: search index: {action} {}: {e}", dir.display()))
     };
