@@ -236,6 +236,38 @@ mod against_the_scan {
         }
     }
 
+    /// Found by CI: three hits with one timestamp, pages of one; the cursor's ties are kept.
+    #[test]
+    fn ties_with_the_cursor_are_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fs = FsStore::open(FsConfig::new(dir.path()).sync(SyncMode::Never)).expect("open");
+        let mem = MemStore::new();
+        let (c0, c1, i0, i1) =
+            (ManualClock::new(), ManualClock::new(), SeqIds::new(), SeqIds::new());
+        let envs = [
+            Env { clock: &c0, ids: &i0, limits: Limits::default() },
+            Env { clock: &c1, ids: &i1, limits: Limits::default() },
+        ];
+        let stores: [&dyn Store; 2] = [&mem, &fs];
+        for (step, text) in ["café café", "café café", "café"].iter().enumerate() {
+            for (store, env) in stores.iter().zip(&envs) {
+                let _ = dispatch(
+                    *store,
+                    env,
+                    "session::ensure",
+                    json!({"session_id": "s0", "title": "t0"}),
+                );
+                let mut req = json!({"session_id": "s0", "entry_id": format!("e{step}"), "message": {"role": "user", "timestamp": step, "content": [{"type": "text", "text": text}]}});
+                if step > 0 {
+                    req["parent_id"] = json!(format!("e{}", step - 1));
+                }
+                dispatch(*store, env, "session::append", req).expect("append");
+            }
+        }
+        fs.index_pending().expect("index");
+        assert_eq!(pages(&fs, &envs[1], "caf*", 1, false), pages(&mem, &envs[0], "caf*", 1, false));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig {
             cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(24),

@@ -275,7 +275,9 @@ impl Best {
         if self.after.is_some_and(|after| (c.bound, c.timestamp) > after) {
             return; // on an earlier page whatever its ids
         }
-        let Some(keep) = self.keep else {
+        // Without `keep`, or tied with the cursor (its ids decide whether it was on an earlier
+        // page, so it cannot take one of the `keep` places): always kept.
+        let Some(keep) = self.keep.filter(|_| self.after != Some((c.bound, c.timestamp))) else {
             self.all.push(c);
             return;
         };
@@ -293,6 +295,7 @@ impl Best {
         if self.keep.is_none() {
             return self.all;
         }
+        let tied_with_cursor = self.all;
         let worst = self.heap.peek().map(|Reverse((b, t, _))| (*b, *t));
         let mut out: Vec<Candidate> = self
             .heap
@@ -300,6 +303,7 @@ impl Best {
             .map(|Reverse((bound, timestamp, doc))| Candidate { bound, timestamp, doc })
             .collect();
         out.extend(self.evicted.into_iter().filter(|c| Some((c.bound, c.timestamp)) == worst));
+        out.extend(tied_with_cursor);
         out
     }
 }
