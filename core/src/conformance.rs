@@ -28,6 +28,7 @@ mod lifecycle_checks;
 #[cfg(feature = "std")]
 pub mod races;
 mod search_checks;
+mod search_oracle;
 mod usage_checks;
 pub use context_checks::*;
 pub use context_model::{ModelSession, Rng};
@@ -36,6 +37,7 @@ pub use feed_checks::*;
 pub use indexed::*;
 pub use lifecycle_checks::*;
 pub use search_checks::*;
+pub use search_oracle::{search_agrees_with_scan, search_pages};
 pub use usage_checks::*;
 
 /// Builds a fresh, empty store.

@@ -51,6 +51,17 @@ impl EntryClass {
         .copied()
     }
 
+    /// The role of the messages of this class (`None`: custom entries).
+    pub fn role(self) -> Option<Role> {
+        match self {
+            EntryClass::CustomEntry => None,
+            EntryClass::User => Some(Role::User),
+            EntryClass::Assistant => Some(Role::Assistant),
+            EntryClass::FunctionResult => Some(Role::FunctionResult),
+            EntryClass::CustomMessage => Some(Role::Custom),
+        }
+    }
+
     fn of_role(role: Role) -> EntryClass {
         match role {
             Role::User => EntryClass::User,

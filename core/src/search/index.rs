@@ -29,15 +29,19 @@ pub struct Wanted<'a> {
 impl Wanted<'_> {
     /// Whether a document of this kind (and role, for a message) passes.
     pub fn admits(&self, kind: SearchKind, role: Option<Role>, timestamp: i64) -> bool {
+        self.admits_kind(kind, role)
+            && self.since.is_none_or(|since| timestamp >= since)
+            && self.until.is_none_or(|until| timestamp < until)
+    }
+
+    /// Whether documents of this kind (and role, for a message) pass, whatever their time.
+    pub fn admits_kind(&self, kind: SearchKind, role: Option<Role>) -> bool {
         let role_ok = match (self.roles, role) {
             (None, _) => true,
             (Some(roles), Some(role)) => roles.contains(&role),
             (Some(_), None) => false,
         };
-        self.kinds.contains(&kind)
-            && role_ok
-            && self.since.is_none_or(|since| timestamp >= since)
-            && self.until.is_none_or(|until| timestamp < until)
+        self.kinds.contains(&kind) && role_ok
     }
 }
 
@@ -45,7 +49,8 @@ impl Wanted<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidate {
     /// At least the score the core's matcher gives it; exactly that when every query item is a
-    /// single term (a word or a prefix), for then the score is the sum of the terms' counts.
+    /// single term (a word or a prefix), for then the score is the sum of the terms' counts —
+    /// unless the index says otherwise ([`Found::exact`]).
     pub bound: u64,
     pub timestamp: i64,
     /// The index's own handle, for [`Resolve::resolve`].
@@ -84,6 +89,10 @@ pub trait Resolve {
 /// what is unindexed has no candidate.
 pub struct Found<'a> {
     pub candidates: Vec<Candidate>,
+    /// Whether each candidate's bound is its score when every query item is a single term (see
+    /// [`Candidate::bound`]). An index that cannot promise it for this query (its bounds are only
+    /// upper bounds) says `false` and ignores [`Wanted::keep`].
+    pub exact: bool,
     pub unindexed: Vec<Unindexed>,
     pub resolver: Box<dyn Resolve + 'a>,
 }
@@ -92,6 +101,7 @@ impl core::fmt::Debug for Found<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Found")
             .field("candidates", &self.candidates.len())
+            .field("exact", &self.exact)
             .field("unindexed", &self.unindexed)
             .finish_non_exhaustive()
     }

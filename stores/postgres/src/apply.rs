@@ -15,8 +15,9 @@ use session_core::StoreError;
 
 use super::cache::{absorb, position, Replayed};
 use super::db::{db_error, execute, query};
-use super::entry_rows::{Before, EntryRows};
+use super::entry_rows::{Before, EntryRows, Upserts};
 use super::schema::Sql;
+use super::search::terms::session_terms;
 
 /// A log whose chunks outnumber both this and the records of its snapshot is rewritten as that
 /// snapshot (amortized O(1) per write, like the fs store's compaction).
@@ -213,18 +214,13 @@ pub async fn write_and_commit(
 pub struct AloneWrite {
     pub key: Vec<u8>,
     lines: String,
-    meta: Option<String>,
-    created: Option<i64>,
-    updated: Option<i64>,
+    meta: MetaColumns,
     leaf: Option<Vec<u8>>,
     len: i64,
     pub current: bool,
     version: i64,
     was_current: bool,
-    ids: Vec<Vec<u8>>,
-    at: Vec<Option<i64>>,
-    classes: Vec<i16>,
-    bodies: Vec<String>,
+    upserts: Upserts,
     first: Option<i64>,
     last: Option<i64>,
     instance: String,
@@ -244,25 +240,20 @@ impl AloneWrite {
             return Err(StoreError::Internal("not a plain append".into()));
         };
         let lines = chunk_text(&jsonl::encode_records(records))?.to_string();
-        let (meta, created, updated) = meta_columns(&replayed.state);
+        let meta = MetaColumns::of(&replayed.state);
         let (leaf, len, current) = plan.rows.row();
         let (leaf, len, current) = (leaf.clone(), *len, *current);
-        let (ids, at, classes, bodies) = plan.rows.take_upserts();
+        let upserts = plan.rows.take_upserts();
         Ok(AloneWrite {
             key: sid.as_bytes().to_vec(),
             lines,
             meta,
-            created,
-            updated,
             leaf,
             len,
             current,
             version,
             was_current,
-            ids,
-            at,
-            classes,
-            bodies,
+            upserts,
             first: plan.seqs.map(|s| s.0),
             last: plan.seqs.map(|s| s.1),
             instance: instance.to_string(),
@@ -271,26 +262,29 @@ impl AloneWrite {
     }
 
     /// [`Sql::append_alone`]'s parameters.
-    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 18] {
+    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 21] {
         [
             &self.key,
             &self.lines,
-            &self.meta,
-            &self.created,
-            &self.updated,
+            &self.meta.text,
+            &self.meta.created,
+            &self.meta.updated,
             &self.leaf,
             &self.len,
             &self.current,
             &self.version,
             &self.was_current,
-            &self.ids,
-            &self.at,
-            &self.classes,
-            &self.bodies,
+            &self.upserts.ids,
+            &self.upserts.at,
+            &self.upserts.classes,
+            &self.upserts.bodies,
             &self.first,
             &self.last,
             &self.instance,
             &self.epoch,
+            &self.meta.terms,
+            &self.upserts.terms,
+            &self.upserts.timestamps,
         ]
     }
 }
@@ -384,9 +378,9 @@ pub(super) async fn rewrite_log(
     let n =
         rows.first().map(|row| row.get(0)).ok_or_else(|| StoreError::Internal("no n".into()))?;
     (replayed.base, replayed.version, replayed.chunks) = (n, n, 1);
-    let (meta, created, updated) = meta_columns(&replayed.state);
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
-        [&key, &n, &n, &1i64, &meta, &created, &updated];
+    let meta = MetaColumns::of(&replayed.state);
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
+        [&key, &n, &n, &1i64, &meta.text, &meta.created, &meta.updated, &meta.terms];
     execute(client, "update the session row", &sql.update_row, &params).await?;
     Ok(())
 }
@@ -397,11 +391,26 @@ fn chunk_text(bytes: &[u8]) -> Result<&str, StoreError> {
         .map_err(|e| StoreError::Internal(format!("a log chunk is not UTF-8: {e}")))
 }
 
-/// The row's meta columns: the meta as JSON text and the two list keys.
-fn meta_columns(state: &SessionState) -> (Option<String>, Option<i64>, Option<i64>) {
-    let meta = state.meta.as_ref();
-    let text = meta.map(|m| serde_json::to_string(m).unwrap_or_default());
-    (text, meta.map(|m| m.created_at), meta.map(|m| m.updated_at))
+/// The row's meta columns: the meta as JSON text, the two list keys and the search terms of
+/// its title and description.
+#[derive(Debug)]
+struct MetaColumns {
+    text: Option<String>,
+    created: Option<i64>,
+    updated: Option<i64>,
+    terms: Option<String>,
+}
+
+impl MetaColumns {
+    fn of(state: &SessionState) -> MetaColumns {
+        let meta = state.meta.as_ref();
+        MetaColumns {
+            text: meta.map(|m| serde_json::to_string(m).unwrap_or_default()),
+            created: meta.map(|m| m.created_at),
+            updated: meta.map(|m| m.updated_at),
+            terms: meta.and_then(session_terms),
+        }
+    }
 }
 
 /// What the outbox row of a deleting change set holds inline: the session's metadata as it was
@@ -457,10 +466,10 @@ async fn append_chunk(
 ) -> Result<(i64, i64), StoreError> {
     let bytes = jsonl::encode_records(records);
     let lines = chunk_text(&bytes)?;
-    let (text, created, updated) = meta_columns(state);
+    let meta = MetaColumns::of(state);
     let (leaf, len, current) = entry_rows.row();
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
-        [&key, &lines, &text, &created, &updated, leaf, len, current];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
+        [&key, &lines, &meta.text, &meta.created, &meta.updated, leaf, len, current, &meta.terms];
     let rows = query(client, "append to the session log", &sql.append_chunk, &params).await?;
     let row = rows.first().ok_or_else(|| StoreError::Internal("no session row".into()))?;
     Ok((row.get(0), row.get(1)))

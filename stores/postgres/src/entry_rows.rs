@@ -7,7 +7,8 @@
 //! entry moved to another parent, entries were deleted, or the active path is broken, all of the
 //! session's rows are rewritten from the caught-up state instead (or marked not current, so reads
 //! replay the log and fail as a walk of the chain does; so too when the rewrite would exceed
-//! [`WHOLE_ROWS_MAX_BYTES`]).
+//! [`WHOLE_ROWS_MAX_BYTES`]). Each row carries the entry's search terms and timestamp
+//! (`search/`).
 
 use deadpool_postgres::GenericClient;
 use session_core::path_index::EntryClass;
@@ -18,8 +19,9 @@ use session_core::StoreError;
 
 use super::db::query;
 use super::schema::Sql;
+use super::search::terms::entry_terms;
 
-/// The most entry JSON a whole rewrite writes in the transaction of one call (which must end
+/// The most entry JSON (with its search terms) a whole rewrite writes in the transaction of one call (which must end
 /// within [`super::CALL_TIMEOUT`]): a larger session an older build wrote keeps its rows marked
 /// not current, so its reads replay the log as they did before the rows existed.
 pub const WHOLE_ROWS_MAX_BYTES: usize = 16 << 20;
@@ -64,7 +66,10 @@ pub struct EntryRows {
     at: Vec<Option<i64>>,
     classes: Vec<i16>,
     bodies: Vec<String>,
-    /// The bytes of `bodies`.
+    /// Each entry's search terms (`search/terms.rs`; `None`: too many to index) and timestamp.
+    terms: Vec<Option<String>>,
+    timestamps: Vec<i64>,
+    /// The bytes of `bodies` and `terms`.
     bytes: usize,
     leaf: Option<Vec<u8>>,
     len: i64,
@@ -95,7 +100,7 @@ impl EntryRows {
                 rows.put(state, entry);
                 if rows.bytes > WHOLE_ROWS_MAX_BYTES {
                     // Too much for one call: no rows, marked not current (reads replay).
-                    (rows.ids, rows.at, rows.classes, rows.bodies) = Default::default();
+                    rows.take_upserts();
                     rows.current = false;
                     break;
                 }
@@ -132,8 +137,11 @@ impl EntryRows {
         self.at.push(state.path_index().position(entry.id()).map(|at| at as i64));
         self.classes.push(EntryClass::of(entry) as i16);
         let body = serde_json::to_string(entry).unwrap_or_default();
-        self.bytes += body.len();
+        let terms = entry_terms(entry);
+        self.bytes += body.len() + terms.as_ref().map_or(0, String::len);
         self.bodies.push(body);
+        self.terms.push(terms);
+        self.timestamps.push(entry.timestamp());
     }
 
     /// Whether these rows only insert or replace the entries the change set touched (no rewrite,
@@ -143,11 +151,17 @@ impl EntryRows {
         !self.whole && self.cut.is_none() && self.moved.is_empty()
     }
 
-    /// The entries to insert or replace (ids, positions, classes, bodies), taken out.
-    #[allow(clippy::type_complexity)]
-    pub fn take_upserts(&mut self) -> (Vec<Vec<u8>>, Vec<Option<i64>>, Vec<i16>, Vec<String>) {
-        let taken = std::mem::take(self);
-        (taken.ids, taken.at, taken.classes, taken.bodies)
+    /// The entries to insert or replace, taken out.
+    pub fn take_upserts(&mut self) -> Upserts {
+        self.bytes = 0;
+        Upserts {
+            ids: std::mem::take(&mut self.ids),
+            at: std::mem::take(&mut self.at),
+            classes: std::mem::take(&mut self.classes),
+            bodies: std::mem::take(&mut self.bodies),
+            terms: std::mem::take(&mut self.terms),
+            timestamps: std::mem::take(&mut self.timestamps),
+        }
     }
 
     /// The session row's columns these rows set: `leaf`, `path_len` and whether they are
@@ -165,7 +179,7 @@ impl EntryRows {
         key: &[u8],
         row: bool,
     ) -> Result<(), StoreError> {
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 13] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 15] = [
             &key,
             &self.whole,
             &self.cut,
@@ -179,10 +193,23 @@ impl EntryRows {
             &self.len,
             &self.current,
             &row,
+            &self.terms,
+            &self.timestamps,
         ];
         query(client, "write the entry rows", &sql.project, &params).await?;
         Ok(())
     }
+}
+
+/// The entry rows one statement inserts or replaces, column by column.
+#[derive(Debug, Default)]
+pub struct Upserts {
+    pub ids: Vec<Vec<u8>>,
+    pub at: Vec<Option<i64>>,
+    pub classes: Vec<i16>,
+    pub bodies: Vec<String>,
+    pub terms: Vec<Option<String>>,
+    pub timestamps: Vec<i64>,
 }
 
 /// Ids of the entries `writes` may change.

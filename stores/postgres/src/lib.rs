@@ -20,6 +20,7 @@ mod follow;
 mod import;
 mod read;
 mod schema;
+mod search;
 mod transact;
 mod wake;
 
@@ -248,6 +249,10 @@ impl Store for PgStore {
 
     fn list_metas(&self) -> Result<Vec<SessionMeta>, StoreError> {
         self.rows(|s| &s.metas, Vec::new(), meta_of)
+    }
+
+    fn search_index(&self) -> Option<&dyn session_core::search::index::SearchIndex> {
+        Some(self)
     }
 
     fn lifecycle(&self, sid: &str) -> Result<Lifecycle, StoreError> {

@@ -6,7 +6,9 @@
 //! refused; two instances appending to one session at once; a terminated backend connection; a
 //! cold instance reading pages from the entry rows (`postgres/cold_reads.rs`); writes decided over
 //! a state another instance changed since (`postgres/decided_alone.rs`); an append's round trips;
-//! a delete and an erasure that leave no row behind (`postgres/deleted.rs`).
+//! a delete and an erasure that leave no row behind (`postgres/deleted.rs`); search through the
+//! index across instances, over rows an older build wrote, and against the scan
+//! (`postgres/searched.rs`).
 //! The worker's postgres tests (hot reload, events across instances, migrate) are the worker's
 //! (`host-native/tests/postgres.rs`).
 
@@ -17,6 +19,8 @@ mod common;
 mod decided_alone;
 #[path = "postgres/deleted.rs"]
 mod deleted;
+#[path = "postgres/searched.rs"]
+mod searched;
 
 use std::sync::Arc;
 
@@ -29,6 +33,8 @@ use session_core::conformance::races::RACES;
 use session_core::conformance::{message_entry, sample_meta, CHECKS};
 use session_core::meta_order::ListQuery;
 use session_core::path::{PathSelect, PathSpot};
+use session_core::search::index::{Found, SearchIndex, Wanted};
+use session_core::search::Query;
 use session_core::store::{Applied, ChangeSet};
 use session_core::wire::{AttachmentMeta, FeedPage, SessionEntry, SessionMeta};
 use session_core::{Env, Limits, ManualClock, SeqIds};
@@ -64,7 +70,13 @@ fn main() {
             race(&|| [open(), open()]).map_err(Failed::from)
         }));
     }
-    let tests: [(&str, DbTest); 10] = [
+    let tests: [(&str, DbTest); 13] = [
+        (
+            "search_finds_writes_of_another_instance",
+            searched::writes_are_found_through_another_instance,
+        ),
+        ("search_reads_rows_without_terms", searched::rows_without_terms_are_read),
+        ("search_answers_as_the_scan", searched::the_index_answers_as_the_scan),
         ("a_delete_leaves_no_row", deleted::a_delete_leaves_no_row),
         ("an_erased_tenant_leaves_no_row_behind", deleted::an_erased_tenant_leaves_no_row_behind),
         ("append_round_trips", append_round_trips),
@@ -213,9 +225,19 @@ macro_rules! forward_store {
                 let $s = self;
                 $reader.list_page(query)
             }
+            fn search_index(&self) -> Option<&dyn SearchIndex> {
+                Some(self)
+            }
             fn apply(&self, $changes: &ChangeSet) -> Result<Applied, StoreError> {
                 let $w = self;
                 $write
+            }
+        }
+
+        impl SearchIndex for $ty {
+            fn find(&self, query: &Query, wanted: &Wanted<'_>) -> Result<Found<'_>, StoreError> {
+                let $s = self;
+                $reader.search_find(query, wanted)
             }
         }
     };

@@ -30,6 +30,7 @@ pub(super) fn search(
         wanted.after = page.cursor_key();
     }
     let found = index.find(ask.query, &wanted)?;
+    let exact = exact && found.exact;
     let mut sessions = Sessions { store, ask, known: BTreeMap::new() };
     for unindexed in &found.unindexed {
         match unindexed {

@@ -228,7 +228,7 @@ impl FsSearch {
         }
         let candidates = best.into_candidates();
         let resolver = find::Resolver { searcher, fields: self.fields.clone() };
-        Ok(Found { candidates, unindexed, resolver: Box::new(resolver) })
+        Ok(Found { candidates, exact: true, unindexed, resolver: Box::new(resolver) })
     }
 }
 

@@ -1,0 +1,271 @@
+//! The postgres store's search index (issue 39): every entry row and session row keeps its terms
+//! with their counts (`terms.rs`), written by the transaction that writes the row, so every
+//! instance finds every write acknowledged before its search began. A GIN index over the terms'
+//! keys (`schema.rs`, version 7) finds the documents that hold every term of a query; the
+//! statement bounds each one's score from the counts — a word its count, a prefix the counts of
+//! the keys it opens, a phrase the lowest count among its terms, summed over the items, as the
+//! core's [`Candidate::bound`] asks — and with [`Wanted::keep`] ranks them and keeps the best
+//! (SQL's `rank()` keeps every one tied with the last). What it does not cover is named
+//! unindexed: sessions whose entry rows are not current, rows without terms (written before
+//! version 7, or a text with too many terms). Both statements read one snapshot.
+//!
+//! The statement's text depends on the query's shape (its items and terms, `keep`), never on its
+//! values: they are parameters.
+
+pub mod terms;
+
+use std::collections::BTreeMap;
+
+use session_core::path_index::EntryClass;
+use session_core::search::index::{Candidate, Doc, Found, Resolve, SearchIndex, Unindexed, Wanted};
+use session_core::search::text::entry_text;
+use session_core::search::Query;
+use session_core::wire::{SearchKind, SessionEntry};
+use session_core::StoreError;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{IsolationLevel, Row};
+
+use super::db::db_error;
+use super::{decode, PgStore};
+
+/// The class a session's own text has in the statement's rows.
+const SESSION_CLASS: i16 = -1;
+
+impl SearchIndex for PgStore {
+    fn find(&self, query: &Query, wanted: &Wanted<'_>) -> Result<Found<'_>, StoreError> {
+        self.search_find(query, wanted)
+    }
+}
+
+impl PgStore {
+    /// [`SearchIndex::find`], its answer owning all it holds (wrappers in tests forward it).
+    pub fn search_find(
+        &self,
+        query: &Query,
+        wanted: &Wanted<'_>,
+    ) -> Result<Found<'static>, StoreError> {
+        let (tsquery, exact) = terms::tsquery(query);
+        let keep = wanted.keep.filter(|_| exact);
+        let schema = self.sql.schema.clone();
+        let candidates = candidates_sql(&schema, query, keep.is_some());
+        let unindexed = unindexed_sql(&schema);
+        let classes: Vec<i16> = (0..5u8)
+            .filter_map(EntryClass::from_index)
+            .filter(|class| {
+                let role = class.role();
+                let kind = if role.is_some() { SearchKind::Message } else { SearchKind::Custom };
+                wanted.admits_kind(kind, role)
+            })
+            .map(|class| class as i16)
+            .collect();
+        let mut params: Vec<Box<dyn ToSql + Send + Sync>> = vec![
+            Box::new(tsquery),
+            Box::new(classes),
+            Box::new(wanted.since),
+            Box::new(wanted.until),
+            Box::new(wanted.admits_kind(SearchKind::Session, None)),
+        ];
+        if let Some(keep) = keep {
+            let after =
+                wanted.after.map(|(score, at)| (i64::try_from(score).unwrap_or(i64::MAX), at));
+            params.push(Box::new(i64::try_from(keep).unwrap_or(i64::MAX)));
+            params.push(Box::new(after.map(|a| a.0)));
+            params.push(Box::new(after.map(|a| a.1)));
+        }
+        for item in &query.items {
+            for term in &item.terms {
+                params.push(Box::new(terms::key(term).to_string()));
+            }
+        }
+        let (rows, unindexed) = self.db.run(move |mut client| async move {
+            let fail = |e: tokio_postgres::Error| db_error("search", &e);
+            let tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .map_err(fail)?;
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect();
+            let unindexed = tx.query(&unindexed, &[]).await.map_err(fail)?;
+            let rows = tx.query(&candidates, &refs).await.map_err(fail)?;
+            tx.commit().await.map_err(fail)?;
+            Ok((rows, unindexed))
+        })?;
+        let mut docs = Vec::with_capacity(rows.len());
+        let mut candidates = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let (doc, candidate) = doc_of(row, docs.len() as u64)?;
+            docs.push(doc);
+            candidates.push(candidate);
+        }
+        Ok(Found {
+            candidates,
+            exact,
+            unindexed: unindexed_of(&unindexed)?,
+            resolver: Box::new(Resolver { docs }),
+        })
+    }
+}
+
+/// What a candidate's row names, before it is resolved.
+struct RowDoc {
+    session_id: String,
+    entry_id: Option<String>,
+    class: i16,
+    /// The entry's JSON, read with it when the statement kept only the best.
+    body: Option<String>,
+}
+
+fn text_of(bytes: Vec<u8>) -> Result<String, StoreError> {
+    String::from_utf8(bytes).map_err(|e| StoreError::Corrupt(format!("postgres: an id: {e}")))
+}
+
+fn doc_of(row: &Row, doc: u64) -> Result<(RowDoc, Candidate), StoreError> {
+    let session_id = text_of(row.get(0))?;
+    let entry_id = row.get::<_, Option<Vec<u8>>>(1).map(text_of).transpose()?;
+    let candidate = Candidate {
+        bound: u64::try_from(row.get::<_, i64>(4)).unwrap_or(0),
+        timestamp: row.get(3),
+        doc,
+    };
+    Ok((RowDoc { session_id, entry_id, class: row.get(2), body: row.get(5) }, candidate))
+}
+
+/// The unindexed rows (kind, session id, entry id) as the core takes them: `s` a session whose
+/// entry rows are not current, `e` an entry without terms, `m` a session's text without terms.
+fn unindexed_of(rows: &[Row]) -> Result<Vec<Unindexed>, StoreError> {
+    let mut out = Vec::new();
+    let mut entries: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for row in rows {
+        let sid = text_of(row.get(1))?;
+        match row.get::<_, &str>(0) {
+            "s" => out.push(Unindexed::Session(sid)),
+            _ => {
+                let ids = entries.entry(sid).or_default();
+                if let Some(eid) = row.get::<_, Option<Vec<u8>>>(2) {
+                    ids.push(text_of(eid)?);
+                }
+            }
+        }
+    }
+    out.extend(
+        entries
+            .into_iter()
+            .map(|(session_id, entry_ids)| Unindexed::Entries { session_id, entry_ids }),
+    );
+    Ok(out)
+}
+
+/// The candidates' statement: `$1` tsquery, `$2` entry classes, `$3`/`$4` since/until (or
+/// `NULL`), `$5` whether sessions' own text is wanted; with `keep`, `$6` keep, `$7`/`$8` the
+/// cursor's score and time (or `NULL`); then each query term's key in order → session id,
+/// entry id (`NULL`: the session's text), class, timestamp, bound, body (with `keep` only).
+fn candidates_sql(s: &str, query: &Query, keep: bool) -> String {
+    let mut n = if keep { 9 } else { 6 };
+    let mut items = Vec::new();
+    for item in &query.items {
+        let last = item.terms.len() - 1;
+        let counts: Vec<String> = (0..item.terms.len())
+            .map(|i| {
+                let count = match item.prefix && i == last {
+                    true => format!(
+                        "(SELECT coalesce(sum(x.v::bigint), 0) FROM jsonb_each_text(d.t) \
+                         AS x(k, v) WHERE starts_with(x.k, ${n}))"
+                    ),
+                    false => format!("coalesce((d.t ->> ${n})::bigint, 0)"),
+                };
+                n += 1;
+                count
+            })
+            .collect();
+        items.push(match counts.len() {
+            1 => counts.into_iter().next().unwrap_or_default(),
+            _ => format!("LEAST({})", counts.join(", ")),
+        });
+    }
+    let bound = items.join(" + ");
+    let docs = format!(
+        "WITH docs AS (\
+         SELECT e.session_id, e.entry_id, e.class, e.ts, e.terms AS t \
+         FROM {s}.entries e JOIN {s}.sessions r ON r.session_id = e.session_id \
+         WHERE {s}.lexemes(e.terms) @@ $1::text::tsquery AND r.projected = r.version \
+         AND r.meta IS NOT NULL AND e.class = ANY($2::smallint[]) \
+         AND ($3::bigint IS NULL OR e.ts >= $3) AND ($4::bigint IS NULL OR e.ts < $4) \
+         UNION ALL \
+         SELECT r.session_id, NULL, {SESSION_CLASS}::smallint, r.updated_at, r.terms \
+         FROM {s}.sessions r \
+         WHERE $5::boolean AND {s}.lexemes(r.terms) @@ $1::text::tsquery \
+         AND r.projected = r.version AND r.meta IS NOT NULL \
+         AND ($3::bigint IS NULL OR r.updated_at >= $3) \
+         AND ($4::bigint IS NULL OR r.updated_at < $4) \
+         AND NOT EXISTS (SELECT 1 FROM {s}.entries u \
+         WHERE u.session_id = r.session_id AND u.terms IS NULL)), \
+         scored AS (SELECT d.session_id, d.entry_id, d.class, d.ts, ({bound})::bigint AS bound \
+         FROM docs d)"
+    );
+    if !keep {
+        return format!(
+            "{docs} SELECT session_id, entry_id, class, ts, bound, NULL::text FROM scored"
+        );
+    }
+    // `Wanted::keep`: those tied with the cursor always (their ids decide), those after it
+    // ranked, the best `$6` kept with every one tied with the last of them.
+    format!(
+        "{docs}, ranked AS (SELECT *, rank() OVER (ORDER BY bound DESC, ts DESC) AS place \
+         FROM scored WHERE $7::bigint IS NULL OR (bound, ts) < ($7, $8::bigint)), \
+         kept AS (SELECT session_id, entry_id, class, ts, bound FROM ranked WHERE place <= $6 \
+         UNION ALL SELECT session_id, entry_id, class, ts, bound FROM scored \
+         WHERE (bound, ts) = ($7, $8::bigint)) \
+         SELECT k.session_id, k.entry_id, k.class, k.ts, k.bound, e.body FROM kept k \
+         LEFT JOIN {s}.entries e ON e.session_id = k.session_id AND e.entry_id = k.entry_id"
+    )
+}
+
+/// What the index does not cover (see [`unindexed_of`]).
+fn unindexed_sql(s: &str) -> String {
+    format!(
+        "SELECT 's', session_id, NULL::bytea FROM {s}.sessions \
+         WHERE meta IS NOT NULL AND projected <> version \
+         UNION ALL \
+         SELECT 'm', session_id, NULL FROM {s}.sessions \
+         WHERE meta IS NOT NULL AND projected = version AND terms IS NULL \
+         UNION ALL \
+         SELECT 'e', e.session_id, e.entry_id FROM {s}.entries e \
+         JOIN {s}.sessions r ON r.session_id = e.session_id \
+         WHERE e.terms IS NULL AND r.meta IS NOT NULL AND r.projected = r.version"
+    )
+}
+
+/// The candidates' rows, by their place in the answer.
+struct Resolver {
+    docs: Vec<RowDoc>,
+}
+
+impl Resolve for Resolver {
+    fn resolve(&self, doc: u64) -> Result<Doc, StoreError> {
+        let found = self
+            .docs
+            .get(doc as usize)
+            .ok_or_else(|| StoreError::Internal("postgres: search: no such candidate".into()))?;
+        let class = EntryClass::from_index(found.class.max(0) as u8);
+        let role = class.and_then(EntryClass::role);
+        let kind = match (found.class, role) {
+            (SESSION_CLASS, _) => SearchKind::Session,
+            (_, Some(_)) => SearchKind::Message,
+            (_, None) => SearchKind::Custom,
+        };
+        let text = match &found.body {
+            Some(body) => Some(entry_text(&decode::<SessionEntry>("an entry", body)?)),
+            None => None,
+        };
+        Ok(Doc {
+            session_id: found.session_id.clone(),
+            entry_id: found.entry_id.clone(),
+            text,
+            kind,
+            role: if kind == SearchKind::Session { None } else { role },
+        })
+    }
+}
