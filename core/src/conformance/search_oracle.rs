@@ -38,15 +38,21 @@ const WORDS: &[&str] = &[
 
 const SESSIONS: usize = 4;
 
+/// A word, one of the first four half the time (so phrases of them recur, with pages of hits).
+fn word(rng: &mut Rng) -> &'static str {
+    let from = if rng.chance(50) { &WORDS[..4] } else { WORDS };
+    rng.pick(from).unwrap_or("alpha")
+}
+
 fn text(rng: &mut Rng) -> String {
-    let words: Vec<&str> = (0..2 + rng.below(6)).filter_map(|_| rng.pick(WORDS)).collect();
+    let words: Vec<&str> = (0..2 + rng.below(6)).map(|_| word(rng)).collect();
     words.join(" ")
 }
 
 fn query(rng: &mut Rng) -> String {
     let items: Vec<String> = (0..1 + rng.below(2))
         .map(|_| {
-            let (a, b) = (rng.pick(WORDS).unwrap_or("alpha"), rng.pick(WORDS).unwrap_or("beta"));
+            let (a, b) = (word(rng), word(rng));
             match rng.below(3) {
                 0 => a.to_string(),
                 1 => format!("{}*", a.get(..3).unwrap_or(a)),

@@ -17,9 +17,9 @@ pub struct Wanted<'a> {
     pub roles: Option<&'a [Role]>,
     pub since: Option<i64>,
     pub until: Option<i64>,
-    /// Set when every candidate's bound is its score and the core takes every candidate the
-    /// index admits (no scope, all branches): the index may keep only the best `keep` by bound
-    /// then timestamp, with every one that ties with the last of them.
+    /// Set when the core takes every candidate the index admits (no scope, all branches): an
+    /// index whose bounds are the scores for this query ([`Found::exact`]) may keep only the
+    /// best `keep` by bound then timestamp, with every one that ties with the last of them.
     pub keep: Option<usize>,
     /// With `keep`: the cursor's score and timestamp; candidates that rank strictly before it
     /// (a higher score, or the same and newer) were on an earlier page.
@@ -48,9 +48,8 @@ impl Wanted<'_> {
 /// One indexed document that may match: the session's own text or one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidate {
-    /// At least the score the core's matcher gives it; exactly that when every query item is a
-    /// single term (a word or a prefix), for then the score is the sum of the terms' counts —
-    /// unless the index says otherwise ([`Found::exact`]).
+    /// At least the score the core's matcher gives it (so 0 only for a document that cannot
+    /// match); exactly that when the index says so ([`Found::exact`]).
     pub bound: u64,
     pub timestamp: i64,
     /// The index's own handle, for [`Resolve::resolve`].
@@ -89,9 +88,9 @@ pub trait Resolve {
 /// what is unindexed has no candidate.
 pub struct Found<'a> {
     pub candidates: Vec<Candidate>,
-    /// Whether each candidate's bound is its score when every query item is a single term (see
-    /// [`Candidate::bound`]). An index that cannot promise it for this query (its bounds are only
-    /// upper bounds) says `false` and ignores [`Wanted::keep`].
+    /// Whether each candidate's bound is its score for this query. Only then may the index have
+    /// applied [`Wanted::keep`]; otherwise its bounds are upper bounds and it kept every
+    /// candidate.
     pub exact: bool,
     pub unindexed: Vec<Unindexed>,
     pub resolver: Box<dyn Resolve + 'a>,

@@ -262,7 +262,7 @@ impl AloneWrite {
     }
 
     /// [`Sql::append_alone`]'s parameters.
-    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 21] {
+    pub fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 23] {
         [
             &self.key,
             &self.lines,
@@ -285,6 +285,8 @@ impl AloneWrite {
             &self.meta.terms,
             &self.upserts.terms,
             &self.upserts.timestamps,
+            &self.meta.lex,
+            &self.upserts.lex,
         ]
     }
 }
@@ -379,8 +381,8 @@ pub(super) async fn rewrite_log(
         rows.first().map(|row| row.get(0)).ok_or_else(|| StoreError::Internal("no n".into()))?;
     (replayed.base, replayed.version, replayed.chunks) = (n, n, 1);
     let meta = MetaColumns::of(&replayed.state);
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
-        [&key, &n, &n, &1i64, &meta.text, &meta.created, &meta.updated, &meta.terms];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
+        [&key, &n, &n, &1i64, &meta.text, &meta.created, &meta.updated, &meta.terms, &meta.lex];
     execute(client, "update the session row", &sql.update_row, &params).await?;
     Ok(())
 }
@@ -391,24 +393,27 @@ fn chunk_text(bytes: &[u8]) -> Result<&str, StoreError> {
         .map_err(|e| StoreError::Internal(format!("a log chunk is not UTF-8: {e}")))
 }
 
-/// The row's meta columns: the meta as JSON text, the two list keys and the search terms of
-/// its title and description.
+/// The row's meta columns: the meta as JSON text, the two list keys and the search terms (and
+/// tsvector) of its title and description.
 #[derive(Debug)]
 struct MetaColumns {
     text: Option<String>,
     created: Option<i64>,
     updated: Option<i64>,
     terms: Option<String>,
+    lex: Option<String>,
 }
 
 impl MetaColumns {
     fn of(state: &SessionState) -> MetaColumns {
         let meta = state.meta.as_ref();
+        let (terms, lex) = meta.and_then(session_terms).map(|t| (t.json, t.lex)).unzip();
         MetaColumns {
             text: meta.map(|m| serde_json::to_string(m).unwrap_or_default()),
             created: meta.map(|m| m.created_at),
             updated: meta.map(|m| m.updated_at),
-            terms: meta.and_then(session_terms),
+            terms,
+            lex,
         }
     }
 }
@@ -468,8 +473,18 @@ async fn append_chunk(
     let lines = chunk_text(&bytes)?;
     let meta = MetaColumns::of(state);
     let (leaf, len, current) = entry_rows.row();
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] =
-        [&key, &lines, &meta.text, &meta.created, &meta.updated, leaf, len, current, &meta.terms];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+        &key,
+        &lines,
+        &meta.text,
+        &meta.created,
+        &meta.updated,
+        leaf,
+        len,
+        current,
+        &meta.terms,
+        &meta.lex,
+    ];
     let rows = query(client, "append to the session log", &sql.append_chunk, &params).await?;
     let row = rows.first().ok_or_else(|| StoreError::Internal("no session row".into()))?;
     Ok((row.get(0), row.get(1)))

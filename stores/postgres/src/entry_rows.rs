@@ -66,8 +66,10 @@ pub struct EntryRows {
     at: Vec<Option<i64>>,
     classes: Vec<i16>,
     bodies: Vec<String>,
-    /// Each entry's search terms (`search/terms.rs`; `None`: too many to index) and timestamp.
+    /// Each entry's search terms and tsvector (`search/terms.rs`; `None`: too many to index)
+    /// and timestamp.
     terms: Vec<Option<String>>,
+    lex: Vec<Option<String>>,
     timestamps: Vec<i64>,
     /// The bytes of `bodies` and `terms`.
     bytes: usize,
@@ -138,9 +140,11 @@ impl EntryRows {
         self.classes.push(EntryClass::of(entry) as i16);
         let body = serde_json::to_string(entry).unwrap_or_default();
         let terms = entry_terms(entry);
-        self.bytes += body.len() + terms.as_ref().map_or(0, String::len);
+        self.bytes += body.len() + terms.as_ref().map_or(0, |t| t.json.len() + t.lex.len());
         self.bodies.push(body);
-        self.terms.push(terms);
+        let (json, lex) = terms.map(|t| (t.json, t.lex)).unzip();
+        self.terms.push(json);
+        self.lex.push(lex);
         self.timestamps.push(entry.timestamp());
     }
 
@@ -160,6 +164,7 @@ impl EntryRows {
             classes: std::mem::take(&mut self.classes),
             bodies: std::mem::take(&mut self.bodies),
             terms: std::mem::take(&mut self.terms),
+            lex: std::mem::take(&mut self.lex),
             timestamps: std::mem::take(&mut self.timestamps),
         }
     }
@@ -179,7 +184,7 @@ impl EntryRows {
         key: &[u8],
         row: bool,
     ) -> Result<(), StoreError> {
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 15] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 16] = [
             &key,
             &self.whole,
             &self.cut,
@@ -195,6 +200,7 @@ impl EntryRows {
             &row,
             &self.terms,
             &self.timestamps,
+            &self.lex,
         ];
         query(client, "write the entry rows", &sql.project, &params).await?;
         Ok(())
@@ -209,6 +215,7 @@ pub struct Upserts {
     pub classes: Vec<i16>,
     pub bodies: Vec<String>,
     pub terms: Vec<Option<String>>,
+    pub lex: Vec<Option<String>>,
     pub timestamps: Vec<i64>,
 }
 

@@ -19,8 +19,9 @@
 //! the lifecycle (trash, expiry) of each session that has one, as JSON, written in the
 //! transaction of the change set that set it, so the sweep and `session::list-trash` read it
 //! without replaying a log; (version 7) search's terms (`search/`): each entry row's and session
-//! row's terms with their counts as JSON, written with the row, indexed by a GIN index over their
-//! keys as a tsvector (`lexemes`), and each entry row's timestamp. Ids are `bytea`: a
+//! row's terms with their counts (`terms`), its prefixes' and neighbouring pairs' counts
+//! (`groups`) and its terms as a tsvector (`lex`, GIN), written with the row, and each entry
+//! row's timestamp. Ids are `bytea`: a
 //! session or attachment id may hold any character, NUL included.
 
 use session_core::wire::ListOrder;
@@ -134,20 +135,20 @@ CREATE TABLE {s}.lifecycles (
 );
 "#,
     r#"
-ALTER TABLE {s}.entries ADD COLUMN terms jsonb, ADD COLUMN ts bigint;
-ALTER TABLE {s}.sessions ADD COLUMN terms jsonb;
-CREATE FUNCTION {s}.lexemes(t jsonb) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT array_to_tsvector(ARRAY(SELECT jsonb_object_keys(t))) $$;
-CREATE INDEX entries_terms ON {s}.entries USING gin ({s}.lexemes(terms));
+ALTER TABLE {s}.entries ADD COLUMN terms jsonb, ADD COLUMN groups jsonb,
+    ADD COLUMN lex tsvector, ADD COLUMN ts bigint;
+ALTER TABLE {s}.sessions ADD COLUMN terms jsonb, ADD COLUMN groups jsonb, ADD COLUMN lex tsvector;
+CREATE INDEX entries_lex ON {s}.entries USING gin (lex);
 CREATE INDEX entries_unindexed ON {s}.entries (session_id) WHERE terms IS NULL;
-CREATE INDEX sessions_terms ON {s}.sessions USING gin ({s}.lexemes(terms));
+CREATE INDEX sessions_lex ON {s}.sessions USING gin (lex);
 CREATE INDEX sessions_unprojected ON {s}.sessions (session_id)
     WHERE meta IS NOT NULL AND (projected <> version OR terms IS NULL);
 DROP FUNCTION {s}.project(bytea, boolean, bigint, bytea[], bigint[], bytea[], bigint[],
     smallint[], text[], bytea, bigint, boolean, boolean);
 CREATE FUNCTION {s}.project(p_sid bytea, p_whole boolean, p_cut bigint, p_moved bytea[],
     p_moved_pos bigint[], p_ids bytea[], p_pos bigint[], p_classes smallint[], p_bodies text[],
-    p_leaf bytea, p_len bigint, p_current boolean, p_row boolean, p_terms text[], p_ts bigint[])
+    p_leaf bytea, p_len bigint, p_current boolean, p_row boolean, p_terms text[], p_ts bigint[],
+    p_lex text[])
     RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     IF p_whole THEN
@@ -161,13 +162,16 @@ BEGIN
             WHERE e.session_id = p_sid AND e.entry_id = m.id;
     END IF;
     IF cardinality(p_ids) > 0 THEN
-        INSERT INTO {s}.entries (session_id, entry_id, pos, class, body, terms, ts)
-            SELECT p_sid, r.id, r.at, r.class, r.body, r.terms::jsonb, r.ts
-            FROM unnest(p_ids, p_pos, p_classes, p_bodies, p_terms, p_ts)
-                AS r(id, at, class, body, terms, ts)
+        INSERT INTO {s}.entries (session_id, entry_id, pos, class, body, terms, groups, ts, lex)
+            SELECT p_sid, r.id, r.at, r.class, r.body, c.j -> 't', c.j -> 'g', r.ts,
+                r.lex::tsvector
+            FROM unnest(p_ids, p_pos, p_classes, p_bodies, p_terms, p_ts, p_lex)
+                AS r(id, at, class, body, terms, ts, lex),
+                LATERAL (SELECT r.terms::jsonb AS j) c
             ON CONFLICT (session_id, entry_id)
             DO UPDATE SET pos = EXCLUDED.pos, class = EXCLUDED.class, body = EXCLUDED.body,
-                terms = EXCLUDED.terms, ts = EXCLUDED.ts;
+                terms = EXCLUDED.terms, groups = EXCLUDED.groups, ts = EXCLUDED.ts,
+                lex = EXCLUDED.lex;
     END IF;
     IF p_row THEN
         UPDATE {s}.sessions SET leaf = p_leaf, path_len = p_len,
@@ -205,21 +209,22 @@ pub struct Sql {
     /// `$1` sid, `$2` lines → the new chunk's n.
     pub insert_chunk: String,
     /// `$1` sid, `$2` lines, `$3` meta, `$4` created_at, `$5` updated_at, `$6` leaf, `$7` path
-    /// length, `$8` whether the entry rows are current, `$9` the session's search terms: the
-    /// chunk appended and the row moved onto it → the chunk's n, the log's base.
+    /// length, `$8` whether the entry rows are current, `$9`/`$10` the session's search terms and
+    /// tsvector: the chunk appended and the row moved onto it → the chunk's n, the log's base.
     pub append_chunk: String,
     /// [`Sql::append_chunk`]'s `$1`–`$8`, then `$9` the version and `$10` the entry rows'
     /// currency the writer decided on, `$11`–`$14` the entry rows to insert or replace (ids,
     /// positions, classes, bodies), `$15`/`$16` the feed seqs for the outbox (`NULL`: no row),
-    /// `$17` the instance, `$18` the feed's epoch, `$19` the session's search terms, `$20`/`$21`
-    /// the entry rows' terms and timestamps: the whole plain append in one statement, which
+    /// `$17` the instance, `$18` the feed's epoch, `$19`/`$22` the session's search terms and
+    /// tsvector, `$20`/`$21`/`$23` the entry rows' terms, timestamps and tsvectors: the whole
+    /// plain append in one statement, which
     /// locks the session's row only if it is still at `$9`/`$10` and writes nothing otherwise →
     /// the chunk's n, the log's base (no row: the session moved, nothing was written).
     pub append_alone: String,
     /// `$1` sid.
     pub delete_log: String,
     /// `$1` sid, `$2` base, `$3` version, `$4` chunks, `$5` meta, `$6` created_at, `$7` updated_at,
-    /// `$8` the session's search terms.
+    /// `$8`/`$9` the session's search terms and tsvector.
     pub update_row: String,
     /// `$1` sid.
     pub delete_row: String,
@@ -278,7 +283,7 @@ pub struct Sql {
     pub delete_attachment: String,
     /// `$1` sid.
     pub delete_attachments: String,
-    /// The entry rows' `project` (`entry_rows.rs`), its fifteen parameters in order.
+    /// The entry rows' `project` (`entry_rows.rs`), its sixteen parameters in order.
     pub project: String,
     /// `$1` sid → its active leaf; no row when the entry rows are not current (or no session).
     pub rows_leaf: String,
@@ -324,13 +329,14 @@ impl Sql {
         };
         // The session row moved onto chunk `c` ($3–$8: meta, its list keys, the entry rows'
         // leaf, path length and currency) → the chunk's n, the log's base.
-        let move_row = |terms: u8| {
+        let move_row = |terms: u8, lex: u8| {
             format!(
                 "UPDATE {s}.sessions r SET base = CASE WHEN r.base <= 0 THEN c.n ELSE r.base END, \
                  version = c.n, chunks = r.chunks + 1, meta = $3, created_at = $4, \
                  updated_at = $5, leaf = $6, path_len = $7, \
-                 projected = CASE WHEN $8 THEN c.n ELSE -1 END, terms = ${terms}::text::jsonb \
-                 FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
+                 projected = CASE WHEN $8 THEN c.n ELSE -1 END, \
+                 terms = ${terms}::text::jsonb -> 't', groups = ${terms}::text::jsonb -> 'g', \
+                 lex = ${lex}::text::tsvector FROM c WHERE r.session_id = $1 RETURNING c.n, r.base"
             )
         };
         Sql {
@@ -357,23 +363,26 @@ impl Sql {
             append_chunk: format!(
                 "WITH c AS (INSERT INTO {s}.log (session_id, n, lines) \
                  VALUES ($1, nextval('{s}.log_n'), $2) RETURNING n) {}",
-                move_row(9)
+                move_row(9, 10)
             ),
             append_alone: format!(
                 "WITH s AS (SELECT 1 FROM {s}.sessions WHERE session_id = $1 AND version = $9 \
                  AND (projected = version) = $10 FOR UPDATE), \
                  c AS (INSERT INTO {s}.log (session_id, n, lines) \
                  SELECT $1, nextval('{s}.log_n'), $2 FROM s RETURNING n), \
-                 e AS (INSERT INTO {s}.entries (session_id, entry_id, pos, class, body, terms, ts) \
-                 SELECT $1, r.id, r.at, r.class, r.body, r.terms::jsonb, r.ts FROM c, \
-                 unnest($11::bytea[], $12::bigint[], $13::smallint[], $14::text[], \
-                 $20::text[], $21::bigint[]) AS r(id, at, class, body, terms, ts) \
+                 e AS (INSERT INTO {s}.entries \
+                 (session_id, entry_id, pos, class, body, terms, groups, ts, lex) \
+                 SELECT $1, r.id, r.at, r.class, r.body, j.j -> 't', j.j -> 'g', r.ts, \
+                 r.lex::tsvector \
+                 FROM c, unnest($11::bytea[], $12::bigint[], $13::smallint[], $14::text[], \
+                 $20::text[], $21::bigint[], $23::text[]) AS r(id, at, class, body, terms, ts, lex), \
+                 LATERAL (SELECT r.terms::jsonb AS j) j \
                  ON CONFLICT (session_id, entry_id) DO UPDATE SET pos = EXCLUDED.pos, \
                  class = EXCLUDED.class, body = EXCLUDED.body, terms = EXCLUDED.terms, \
-                 ts = EXCLUDED.ts), \
+                 groups = EXCLUDED.groups, ts = EXCLUDED.ts, lex = EXCLUDED.lex), \
                  o AS (INSERT INTO {s}.outbox (session_id, first_seq, last_seq, instance, epoch) \
                  SELECT $1, $15, $16, $17, $18 FROM c WHERE $15::bigint IS NOT NULL) {}",
-                move_row(19)
+                move_row(19, 22)
             ),
             position: format!(
                 "SELECT version, projected = version FROM {s}.sessions WHERE session_id = $1"
@@ -381,7 +390,8 @@ impl Sql {
             delete_log: format!("DELETE FROM {s}.log WHERE session_id = $1"),
             update_row: format!(
                 "UPDATE {s}.sessions SET base = $2, version = $3, chunks = $4, meta = $5, \
-                 created_at = $6, updated_at = $7, terms = $8::text::jsonb WHERE session_id = $1"
+                 created_at = $6, updated_at = $7, terms = $8::text::jsonb -> 't', \
+                 groups = $8::text::jsonb -> 'g', lex = $9::text::tsvector WHERE session_id = $1"
             ),
             delete_row: format!("DELETE FROM {s}.sessions WHERE session_id = $1"),
             meta: format!("SELECT meta FROM {s}.sessions WHERE session_id = $1"),
@@ -450,7 +460,7 @@ impl Sql {
             delete_lifecycle: format!("DELETE FROM {s}.lifecycles WHERE session_id = $1"),
             project: format!(
                 "SELECT {s}.project($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-                 $15)"
+                 $15, $16)"
             ),
             rows_leaf: format!(
                 "SELECT leaf FROM {s}.sessions WHERE session_id = $1 AND projected = version"

@@ -1,7 +1,7 @@
 //! Search through a backend's index: what the index does not cover is scanned, then candidates
 //! are checked best bound first until no remaining one can enter the page. A candidate's bound
-//! is at least its score, so the page is the scan's page; when every query item is one term the
-//! bound is the score, and after a page or two only as many candidates are read as hits shown.
+//! is at least its score, so the page is the scan's page; when the index's bounds are the scores
+//! (`Found::exact`) only as many candidates are read as hits shown.
 
 use alloc::collections::{BTreeMap, BinaryHeap};
 use alloc::string::String;
@@ -20,17 +20,16 @@ pub(super) fn search(
     ask: &Ask<'_>,
     page: &mut Page,
 ) -> Result<()> {
-    let exact = ask.query.items.iter().all(|item| item.terms.len() == 1);
     let mut wanted = ask.wanted();
     let takes_all = ask.req.metadata.is_none()
         && ask.req.session_ids.is_none()
         && ask.req.branch.unwrap_or_default() == SearchBranch::All;
-    if exact && takes_all {
+    if takes_all {
         wanted.keep = Some(page.limit());
         wanted.after = page.cursor_key();
     }
     let found = index.find(ask.query, &wanted)?;
-    let exact = exact && found.exact;
+    let exact = found.exact;
     let mut sessions = Sessions { store, ask, known: BTreeMap::new() };
     for unindexed in &found.unindexed {
         match unindexed {

@@ -222,13 +222,17 @@ impl FsSearch {
         // then searched twice over (its documents excluded), never not at all.
         let unindexed = self.pending.unindexed();
         let searcher = self.reader.searcher();
+        // A word's or a prefix's bound is its count; a phrase's only bounds its occurrences.
+        let exact = query.items.iter().all(|item| item.terms.len() == 1);
+        let wanted = Wanted { keep: wanted.keep.filter(|_| exact), ..*wanted };
+        let wanted = &wanted;
         let mut best = find::Best::new(wanted);
         for (ord, seg) in searcher.segment_readers().iter().enumerate() {
             find::segment(&self.fields, seg, ord as u32, query, wanted, &unindexed, &mut best)?;
         }
         let candidates = best.into_candidates();
         let resolver = find::Resolver { searcher, fields: self.fields.clone() };
-        Ok(Found { candidates, exact: true, unindexed, resolver: Box::new(resolver) })
+        Ok(Found { candidates, exact, unindexed, resolver: Box::new(resolver) })
     }
 }
 

@@ -1,11 +1,14 @@
 //! The postgres store's search index (issue 39): every entry row and session row keeps its terms
 //! with their counts (`terms.rs`), written by the transaction that writes the row, so every
-//! instance finds every write acknowledged before its search began. A GIN index over the terms'
-//! keys (`schema.rs`, version 7) finds the documents that hold every term of a query; the
-//! statement bounds each one's score from the counts — a word its count, a prefix the counts of
-//! the keys it opens, a phrase the lowest count among its terms, summed over the items, as the
-//! core's [`Candidate::bound`] asks — and with [`Wanted::keep`] ranks them and keeps the best
-//! (SQL's `rank()` keeps every one tied with the last). What it does not cover is named
+//! instance finds every write acknowledged before its search began. A GIN index over the terms
+//! as a tsvector (`schema.rs`, version 7) finds the documents that hold every term of a query
+//! (first, on their own: the planner cannot guess how many entries a session row joins); the
+//! statement bounds each one's score from the counts — a word its count, a prefix the count its
+//! prefix key keeps, a phrase the lowest count of its pairs of neighbours, summed over the
+//! items, as the core's [`Candidate::bound`] asks. When those bounds are the scores (words,
+//! prefixes of up to eight characters, phrases of two words: [`Found::exact`]) and the core
+//! asks ([`Wanted::keep`]), it ranks them and keeps the best page (SQL's `rank()` keeps every
+//! one tied with the last); a bound of 0 is no candidate at all. What it does not cover is named
 //! unindexed: sessions whose entry rows are not current, rows without terms (written before
 //! version 7, or a text with too many terms). Both statements read one snapshot.
 //!
@@ -44,10 +47,11 @@ impl PgStore {
         query: &Query,
         wanted: &Wanted<'_>,
     ) -> Result<Found<'static>, StoreError> {
-        let (tsquery, exact) = terms::tsquery(query);
+        let lookup = terms::Lookup::of(query);
+        let exact = lookup.exact;
         let keep = wanted.keep.filter(|_| exact);
         let schema = self.sql.schema.clone();
-        let candidates = candidates_sql(&schema, query, keep.is_some());
+        let candidates = candidates_sql(&schema, &lookup.items, keep.is_some());
         let unindexed = unindexed_sql(&schema);
         let classes: Vec<i16> = (0..5u8)
             .filter_map(EntryClass::from_index)
@@ -59,7 +63,7 @@ impl PgStore {
             .map(|class| class as i16)
             .collect();
         let mut params: Vec<Box<dyn ToSql + Send + Sync>> = vec![
-            Box::new(tsquery),
+            Box::new(lookup.tsquery),
             Box::new(classes),
             Box::new(wanted.since),
             Box::new(wanted.until),
@@ -72,10 +76,8 @@ impl PgStore {
             params.push(Box::new(after.map(|a| a.0)));
             params.push(Box::new(after.map(|a| a.1)));
         }
-        for item in &query.items {
-            for term in &item.terms {
-                params.push(Box::new(terms::key(term).to_string()));
-            }
+        for key in lookup.items.into_iter().flatten() {
+            params.push(Box::new(key));
         }
         let (rows, unindexed) = self.db.run(move |mut client| async move {
             let fail = |e: tokio_postgres::Error| db_error("search", &e);
@@ -160,50 +162,34 @@ fn unindexed_of(rows: &[Row]) -> Result<Vec<Unindexed>, StoreError> {
 
 /// The candidates' statement: `$1` tsquery, `$2` entry classes, `$3`/`$4` since/until (or
 /// `NULL`), `$5` whether sessions' own text is wanted; with `keep`, `$6` keep, `$7`/`$8` the
-/// cursor's score and time (or `NULL`); then each query term's key in order → session id,
-/// entry id (`NULL`: the session's text), class, timestamp, bound, body (with `keep` only).
-fn candidates_sql(s: &str, query: &Query, keep: bool) -> String {
-    let mut n = if keep { 9 } else { 6 };
-    let mut items = Vec::new();
-    for item in &query.items {
-        let last = item.terms.len() - 1;
-        let counts: Vec<String> = (0..item.terms.len())
-            .map(|i| {
-                let count = match item.prefix && i == last {
-                    true => format!(
-                        "(SELECT coalesce(sum(x.v::bigint), 0) FROM jsonb_each_text(d.t) \
-                         AS x(k, v) WHERE starts_with(x.k, ${n}))"
-                    ),
-                    false => format!("coalesce((d.t ->> ${n})::bigint, 0)"),
-                };
-                n += 1;
-                count
-            })
-            .collect();
-        items.push(match counts.len() {
-            1 => counts.into_iter().next().unwrap_or_default(),
-            _ => format!("LEAST({})", counts.join(", ")),
-        });
-    }
-    let bound = items.join(" + ");
+/// cursor's score and time (or `NULL`); then the key of each query term in order
+/// ([`terms::Lookup`]) → session id, entry id (`NULL`: the session's text), class, timestamp,
+/// bound, body (with `keep` only). Each bound is a sum over the items of the lowest count of
+/// the item's keys, one lookup each in the row's terms; a bound of 0 cannot match.
+fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool) -> String {
+    let first = if keep { 9 } else { 6 };
+    let entry_bound = bound_sql(items_keys, first, "e");
+    let session_bound = bound_sql(items_keys, first, "r");
     let docs = format!(
-        "WITH docs AS (\
-         SELECT e.session_id, e.entry_id, e.class, e.ts, e.terms AS t \
-         FROM {s}.entries e JOIN {s}.sessions r ON r.session_id = e.session_id \
-         WHERE {s}.lexemes(e.terms) @@ $1::text::tsquery AND r.projected = r.version \
-         AND r.meta IS NOT NULL AND e.class = ANY($2::smallint[]) \
-         AND ($3::bigint IS NULL OR e.ts >= $3) AND ($4::bigint IS NULL OR e.ts < $4) \
+        "WITH found AS MATERIALIZED (\
+         SELECT e.session_id, e.entry_id, e.class, e.ts, {entry_bound} AS bound \
+         FROM {s}.entries e \
+         WHERE e.lex @@ $1::text::tsquery AND e.class = ANY($2::smallint[]) \
+         AND ($3::bigint IS NULL OR e.ts >= $3) AND ($4::bigint IS NULL OR e.ts < $4)), \
+         scored AS (\
+         SELECT f.session_id, f.entry_id, f.class, f.ts, f.bound \
+         FROM found f JOIN {s}.sessions r ON r.session_id = f.session_id \
+         WHERE f.bound > 0 AND r.projected = r.version AND r.meta IS NOT NULL \
          UNION ALL \
-         SELECT r.session_id, NULL, {SESSION_CLASS}::smallint, r.updated_at, r.terms \
+         SELECT * FROM (SELECT r.session_id, NULL::bytea AS entry_id, \
+         {SESSION_CLASS}::smallint AS class, r.updated_at AS ts, {session_bound} AS bound \
          FROM {s}.sessions r \
-         WHERE $5::boolean AND {s}.lexemes(r.terms) @@ $1::text::tsquery \
+         WHERE $5::boolean AND r.lex @@ $1::text::tsquery \
          AND r.projected = r.version AND r.meta IS NOT NULL \
          AND ($3::bigint IS NULL OR r.updated_at >= $3) \
          AND ($4::bigint IS NULL OR r.updated_at < $4) \
          AND NOT EXISTS (SELECT 1 FROM {s}.entries u \
-         WHERE u.session_id = r.session_id AND u.terms IS NULL)), \
-         scored AS (SELECT d.session_id, d.entry_id, d.class, d.ts, ({bound})::bigint AS bound \
-         FROM docs d)"
+         WHERE u.session_id = r.session_id AND u.terms IS NULL)) d WHERE d.bound > 0)"
     );
     if !keep {
         return format!(
@@ -221,6 +207,29 @@ fn candidates_sql(s: &str, query: &Query, keep: bool) -> String {
          SELECT k.session_id, k.entry_id, k.class, k.ts, k.bound, e.body FROM kept k \
          LEFT JOIN {s}.entries e ON e.session_id = k.session_id AND e.entry_id = k.entry_id"
     )
+}
+
+/// A document's bound over the row `alias` (`e` an entry, `r` a session): per item the lowest
+/// count of its keys, summed; the keys are parameters from `$first` on, in order, each looked up
+/// in the column that counts it ([`terms::in_groups`]).
+fn bound_sql(items_keys: &[Vec<String>], first: usize, alias: &str) -> String {
+    let mut n = first;
+    let mut items = Vec::new();
+    for keys in items_keys {
+        let counts: Vec<String> = keys
+            .iter()
+            .map(|key| {
+                let column = if terms::in_groups(key) { "groups" } else { "terms" };
+                n += 1;
+                format!("coalesce(({alias}.{column} ->> ${})::bigint, 0)", n - 1)
+            })
+            .collect();
+        items.push(match counts.len() {
+            1 => counts.into_iter().next().unwrap_or_default(),
+            _ => format!("LEAST({})", counts.join(", ")),
+        });
+    }
+    format!("({})::bigint", items.join(" + "))
 }
 
 /// What the index does not cover (see [`unindexed_of`]).

@@ -1,7 +1,9 @@
 //! What the postgres store keeps of a text for search: its terms (the core's tokens,
-//! `session_core::search`) with how often each occurs, as the JSON object an entry's or a
-//! session's `terms` column holds; `schema.rs` indexes its keys as a tsvector (GIN), and a
-//! query's terms become the tsquery that finds them.
+//! `session_core::search`) with how often each occurs (an entry's or a session's `terms`
+//! column); its terms' prefixes with how many terms each opens and its pairs of neighbouring
+//! terms with how often (`groups`); its terms as a tsvector (`lex`), which `schema.rs` indexes
+//! (GIN). A query becomes the tsquery that finds its documents and the keys whose counts bound
+//! its score.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +20,13 @@ pub const KEY_MAX_BYTES: usize = 2000;
 /// terms has no `terms` (`NULL`) and every search reads it instead.
 pub const TERMS_MAX_BYTES: usize = 512 << 10;
 
+/// The longest prefix a prefix key holds, in characters: a `prefix*` of at most this many is
+/// bounded exactly by one lookup; a longer one by its first this many (an upper bound).
+pub const PREFIX_CHARS: usize = 8;
+
+/// What starts a prefix key (no term holds it: terms are letters, digits and CJK).
+const PREFIX_MARK: char = '^';
+
 /// A term as a key: itself, or its first [`KEY_MAX_BYTES`] bytes at most (whole characters).
 pub fn key(term: &str) -> &str {
     if term.len() <= KEY_MAX_BYTES {
@@ -30,49 +39,132 @@ pub fn key(term: &str) -> &str {
     &term[..end]
 }
 
-/// The `terms` of `text`: `{"term": count, …}`, or `None` when it has too many to index.
-pub fn terms_of(text: &str) -> Option<String> {
+/// The prefix key of `prefix`: the mark and its first [`PREFIX_CHARS`] characters at most.
+pub fn prefix_key(prefix: &str) -> String {
+    let end = prefix.char_indices().nth(PREFIX_CHARS).map_or(prefix.len(), |(i, _)| i);
+    format!("{PREFIX_MARK}{}", &prefix[..end])
+}
+
+/// Whether [`prefix_key`] keeps all of `prefix`.
+fn whole_prefix(prefix: &str) -> bool {
+    prefix.chars().nth(PREFIX_CHARS).is_none()
+}
+
+/// What a row keeps of a text: `json`, the text of `{"t": terms, "g": groups}` — `terms` the
+/// count of each term (`{"parser": 2, …}`), `groups` (a column of its own, read only by prefix
+/// and phrase queries, so a word's lookup reads the smaller one) the count of the terms each of
+/// their first [`PREFIX_CHARS`] prefixes opens (`{"^pa": 3, …}`) and how often each two terms
+/// follow one another (`{"first second": 1, …}`) — and `lex`, its terms as a tsvector's text
+/// (`'term' …`), which the GIN index holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    pub json: String,
+    pub lex: String,
+}
+
+/// The two objects of [`Terms::json`].
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Counts {
+    pub t: BTreeMap<String, u64>,
+    pub g: BTreeMap<String, u64>,
+}
+
+/// Whether a key is counted in `groups` (a prefix or a pair), not in `terms`.
+pub fn in_groups(key: &str) -> bool {
+    key.starts_with(PREFIX_MARK) || key.contains(' ')
+}
+
+/// A term quoted for a tsvector's or a tsquery's text.
+fn quoted(term: &str) -> String {
+    format!("'{}'", term.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// The pair key of two terms: how often the second follows the first (a space cannot be in a
+/// term).
+fn pair_key(first: &str, second: &str) -> String {
+    format!("{} {}", key(first), key(second))
+}
+
+/// The [`Terms`] of `text`; `None` when it has too many terms to index.
+pub fn terms_of(text: &str) -> Option<Terms> {
+    let tokens = tokenize(text);
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for token in tokenize(text) {
-        match counts.get_mut(key(&token.term)) {
-            Some(n) => *n += 1,
-            None => {
-                counts.insert(key(&token.term).to_string(), 1);
-            }
-        }
+    for token in &tokens {
+        *counts.entry(key(&token.term).to_string()).or_default() += 1;
     }
     let bytes: usize = counts.keys().map(|k| k.len() + 8).sum();
     if bytes > TERMS_MAX_BYTES {
         return None;
     }
-    serde_json::to_string(&counts).ok()
+    let lex: Vec<String> = counts.keys().map(|term| quoted(term)).collect();
+    let mut groups: BTreeMap<String, u64> = BTreeMap::new();
+    for (term, n) in &counts {
+        for (end, c) in term.char_indices().take(PREFIX_CHARS) {
+            let prefix = &term[..end + c.len_utf8()];
+            *groups.entry(format!("{PREFIX_MARK}{prefix}")).or_default() += n;
+        }
+    }
+    // A phrase's terms stand at consecutive positions, never a split word's whole among them.
+    let parts: Vec<_> = tokens.iter().filter(|t| !t.whole).collect();
+    for two in parts.windows(2) {
+        if two[1].pos == two[0].pos + 1 {
+            *groups.entry(pair_key(&two[0].term, &two[1].term)).or_default() += 1;
+        }
+    }
+    let json = serde_json::to_string(&Counts { t: counts, g: groups }).ok()?;
+    Some(Terms { json, lex: lex.join(" ") })
 }
 
 /// An entry's `terms`: those of its searched text.
-pub fn entry_terms(entry: &SessionEntry) -> Option<String> {
+pub fn entry_terms(entry: &SessionEntry) -> Option<Terms> {
     terms_of(&entry_text(entry))
 }
 
 /// A session's `terms`: those of its title and description.
-pub fn session_terms(meta: &SessionMeta) -> Option<String> {
+pub fn session_terms(meta: &SessionMeta) -> Option<Terms> {
     terms_of(&session_text(meta))
 }
 
-/// The tsquery of `query` (every term of every item; a prefix as `:*`) and whether the counts
-/// of its terms' keys are their counts (no term was cut to a key).
-pub fn tsquery(query: &Query) -> (String, bool) {
-    let mut parts = Vec::new();
-    let mut exact = true;
-    for item in &query.items {
-        let last = item.terms.len() - 1;
-        for (i, term) in item.terms.iter().enumerate() {
-            exact &= term.len() <= KEY_MAX_BYTES;
-            let quoted = key(term).replace('\\', "\\\\").replace('\'', "''");
-            let star = if item.prefix && i == last { ":*" } else { "" };
-            parts.push(format!("'{quoted}'{star}"));
+/// A query as the index looks it up: its tsquery (every term of every item; a prefix as `:*`),
+/// per item the keys whose lowest count bounds its occurrences (a word: its own; a prefix: its
+/// prefix key; a phrase: each two of its terms that follow one another, its prefix last), and
+/// whether those bounds are the counts themselves (every item a word, a prefix of at most
+/// [`PREFIX_CHARS`] characters or a phrase of two words, and no term cut to a key).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Lookup {
+    pub tsquery: String,
+    pub items: Vec<Vec<String>>,
+    pub exact: bool,
+}
+
+impl Lookup {
+    pub fn of(query: &Query) -> Lookup {
+        let (mut parts, mut items, mut exact) = (Vec::new(), Vec::new(), true);
+        for item in &query.items {
+            let terms = &item.terms;
+            let last = terms.len() - 1;
+            exact &= terms.iter().all(|t| t.len() <= KEY_MAX_BYTES);
+            for (i, term) in terms.iter().enumerate() {
+                let star = if item.prefix && i == last { ":*" } else { "" };
+                parts.push(format!("{}{star}", quoted(key(term))));
+            }
+            let words = if item.prefix { &terms[..last] } else { &terms[..] };
+            let mut keys: Vec<String> = match words {
+                [one] => vec![key(one).to_string()],
+                _ => words.windows(2).map(|two| pair_key(&two[0], &two[1])).collect(),
+            };
+            if item.prefix {
+                keys.push(prefix_key(&terms[last]));
+            }
+            exact &= match (terms.len(), item.prefix) {
+                (1, true) => whole_prefix(&terms[0]),
+                (1, false) | (2, false) => true,
+                _ => false,
+            };
+            items.push(keys);
         }
+        Lookup { tsquery: parts.join(" & "), items, exact }
     }
-    (parts.join(" & "), exact)
 }
 
 #[cfg(test)]
@@ -82,7 +174,8 @@ mod tests {
     #[test]
     fn a_text_keeps_each_term_with_its_count() {
         let terms = terms_of("Parse the parser: parse camelCase").expect("indexed");
-        let map: BTreeMap<String, u64> = serde_json::from_str(&terms).expect("json");
+        let map = serde_json::from_str::<Counts>(&terms.json).expect("json").t;
+        assert_eq!(terms.lex, "'camel' 'camelcase' 'case' 'parse' 'parser' 'the'");
         assert_eq!(map["parse"], 2);
         assert_eq!(map["camelcase"], 1, "a split word's whole is a term");
         assert_eq!(map["camel"], 1);
@@ -100,14 +193,39 @@ mod tests {
     fn too_many_terms_leave_the_text_unindexed() {
         let text: Vec<String> = (0..TERMS_MAX_BYTES / 8).map(|i| format!("w{i}")).collect();
         assert_eq!(terms_of(&text.join(" ")), None);
-        assert_eq!(terms_of("").as_deref(), Some("{}"));
+        let empty = Terms { json: r#"{"t":{},"g":{}}"#.into(), lex: String::new() };
+        assert_eq!(terms_of(""), Some(empty));
+    }
+
+    #[test]
+    fn pairs_count_the_terms_that_follow_one_another() {
+        let terms = terms_of("worker reply, worker replyTo worker").expect("indexed");
+        let map = serde_json::from_str::<Counts>(&terms.json).expect("json").g;
+        assert_eq!(map["worker reply"], 2, "the part of a split word follows");
+        assert_eq!((map["reply worker"], map["reply to"]), (1, 1));
+        assert!(!map.contains_key("worker replyto"), "a whole is never in a phrase");
+    }
+
+    #[test]
+    fn prefixes_count_the_terms_they_open() {
+        let terms = terms_of("cursor cursors cure Straßenbahnhaltestelle").expect("indexed");
+        let map = serde_json::from_str::<Counts>(&terms.json).expect("json").g;
+        assert_eq!((map["^c"], map["^cur"], map["^curs"], map["^cursor"]), (3, 3, 2, 2));
+        assert_eq!(map["^strassen"], 1, "eight characters at most");
+        assert!(!map.contains_key("^strassenb"));
     }
 
     #[test]
     fn a_query_becomes_a_tsquery_of_all_its_terms() {
         let query = session_core::search::parse("\"fs/mod.rs\" pars* it's").expect("parses");
-        let (tsquery, exact) = tsquery(&query);
-        assert_eq!(tsquery, "'fs' & 'mod' & 'rs' & 'pars':* & 'it' & 's'");
-        assert!(exact);
+        let lookup = Lookup::of(&query);
+        assert_eq!(lookup.tsquery, "'fs' & 'mod' & 'rs' & 'pars':* & 'it' & 's'");
+        let keys: Vec<Vec<&str>> = vec![vec!["fs mod", "mod rs"], vec!["^pars"], vec!["it s"]];
+        assert_eq!(lookup.items, keys);
+        assert!(!lookup.exact, "a phrase of three bounds from above");
+        let two = session_core::search::parse("\"worker reply\" pars*").expect("parses");
+        assert!(Lookup::of(&two).exact);
+        let long = session_core::search::parse("strassenbahn*").expect("parses");
+        assert!(!Lookup::of(&long).exact, "a prefix past its key bounds from above");
     }
 }

@@ -85,8 +85,11 @@ pub fn rows_without_terms_are_read(url: &str) -> Result<(), String> {
     }
     // What a build before schema version 7 left: rows without terms.
     let s = &config.schema;
-    admin(url, &format!("UPDATE {s}.entries SET terms = NULL WHERE session_id = 's1'::bytea"))?;
-    admin(url, &format!("UPDATE {s}.sessions SET terms = NULL"))?;
+    admin(
+        url,
+        &format!("UPDATE {s}.entries SET terms = NULL, lex = NULL WHERE session_id = 's1'::bytea"),
+    )?;
+    admin(url, &format!("UPDATE {s}.sessions SET terms = NULL, lex = NULL"))?;
     let after = pages(&PgStore::open(&config)?)?;
     if after != before {
         return Err(format!("with rows unindexed: {after:?}, indexed: {before:?}"));
