@@ -90,6 +90,10 @@ impl PgStore {
                 .map_err(fail)?;
             let refs: Vec<&(dyn ToSql + Sync)> =
                 params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect();
+            // Prepared once per connection and statement shape (the text holds no value).
+            let (unindexed, candidates) =
+                tokio::try_join!(tx.prepare_cached(&unindexed), tx.prepare_cached(&candidates))
+                    .map_err(fail)?;
             let unindexed = tx.query(&unindexed, &[]).await.map_err(fail)?;
             let rows = tx.query(&candidates, &refs).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
