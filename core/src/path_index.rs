@@ -14,7 +14,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::error::StoreError;
-use crate::wire::{Role, SessionEntry};
+use crate::wire::{Role, SearchKind, SessionEntry};
 
 /// What a read filters entries by: a custom (non-message) entry, or a message of one role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -38,27 +38,29 @@ impl EntryClass {
         }
     }
 
+    /// Every class, in discriminant order.
+    pub const EVERY: [EntryClass; CLASSES] = [
+        EntryClass::CustomEntry,
+        EntryClass::User,
+        EntryClass::Assistant,
+        EntryClass::FunctionResult,
+        EntryClass::CustomMessage,
+    ];
+
     /// The class whose discriminant is `n` (stores that persist classes).
     pub fn from_index(n: u8) -> Option<EntryClass> {
-        [
-            EntryClass::CustomEntry,
-            EntryClass::User,
-            EntryClass::Assistant,
-            EntryClass::FunctionResult,
-            EntryClass::CustomMessage,
-        ]
-        .get(usize::from(n))
-        .copied()
+        EntryClass::EVERY.get(usize::from(n)).copied()
     }
 
-    /// The role of the messages of this class (`None`: custom entries).
-    pub fn role(self) -> Option<Role> {
+    /// What `session::search` calls an entry of this class: a custom entry, or a message of
+    /// its role.
+    pub fn search_kind(self) -> (SearchKind, Option<Role>) {
         match self {
-            EntryClass::CustomEntry => None,
-            EntryClass::User => Some(Role::User),
-            EntryClass::Assistant => Some(Role::Assistant),
-            EntryClass::FunctionResult => Some(Role::FunctionResult),
-            EntryClass::CustomMessage => Some(Role::Custom),
+            EntryClass::CustomEntry => (SearchKind::Custom, None),
+            EntryClass::User => (SearchKind::Message, Some(Role::User)),
+            EntryClass::Assistant => (SearchKind::Message, Some(Role::Assistant)),
+            EntryClass::FunctionResult => (SearchKind::Message, Some(Role::FunctionResult)),
+            EntryClass::CustomMessage => (SearchKind::Message, Some(Role::Custom)),
         }
     }
 

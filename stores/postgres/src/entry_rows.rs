@@ -21,9 +21,10 @@ use super::db::query;
 use super::schema::Sql;
 use super::search::terms::entry_terms;
 
-/// The most entry JSON (with its search terms) a whole rewrite writes in the transaction of one call (which must end
-/// within [`super::CALL_TIMEOUT`]): a larger session an older build wrote keeps its rows marked
-/// not current, so its reads replay the log as they did before the rows existed.
+/// The most entry JSON (with its search terms) a whole rewrite writes in the transaction of one
+/// call (which must end within [`super::CALL_TIMEOUT`]): a larger session an older build wrote
+/// keeps its rows marked not current, so its reads replay the log as they did before the rows
+/// existed.
 pub const WHOLE_ROWS_MAX_BYTES: usize = 16 << 20;
 
 /// What the entry rows need to know of a session before its change set is planned.
@@ -62,16 +63,9 @@ pub struct EntryRows {
     cut: Option<i64>,
     moved: Vec<Vec<u8>>,
     moved_at: Vec<i64>,
-    ids: Vec<Vec<u8>>,
-    at: Vec<Option<i64>>,
-    classes: Vec<i16>,
-    bodies: Vec<String>,
-    /// Each entry's search terms and tsvector (`search/terms.rs`; `None`: too many to index)
-    /// and timestamp.
-    terms: Vec<Option<String>>,
-    lex: Vec<Option<String>>,
-    timestamps: Vec<i64>,
-    /// The bytes of `bodies` and `terms`.
+    /// The entries to insert or replace.
+    upserts: Upserts,
+    /// The bytes of their bodies, terms and tsvectors.
     bytes: usize,
     leaf: Option<Vec<u8>>,
     len: i64,
@@ -135,17 +129,18 @@ impl EntryRows {
     }
 
     fn put(&mut self, state: &SessionState, entry: &SessionEntry) {
-        self.ids.push(entry.id().as_bytes().to_vec());
-        self.at.push(state.path_index().position(entry.id()).map(|at| at as i64));
-        self.classes.push(EntryClass::of(entry) as i16);
+        let rows = &mut self.upserts;
+        rows.ids.push(entry.id().as_bytes().to_vec());
+        rows.at.push(state.path_index().position(entry.id()).map(|at| at as i64));
+        rows.classes.push(EntryClass::of(entry) as i16);
         let body = serde_json::to_string(entry).unwrap_or_default();
         let terms = entry_terms(entry);
         self.bytes += body.len() + terms.as_ref().map_or(0, |t| t.json.len() + t.lex.len());
-        self.bodies.push(body);
+        rows.bodies.push(body);
         let (json, lex) = terms.map(|t| (t.json, t.lex)).unzip();
-        self.terms.push(json);
-        self.lex.push(lex);
-        self.timestamps.push(entry.timestamp());
+        rows.terms.push(json);
+        rows.lex.push(lex);
+        rows.timestamps.push(entry.timestamp());
     }
 
     /// Whether these rows only insert or replace the entries the change set touched (no rewrite,
@@ -158,15 +153,7 @@ impl EntryRows {
     /// The entries to insert or replace, taken out.
     pub fn take_upserts(&mut self) -> Upserts {
         self.bytes = 0;
-        Upserts {
-            ids: std::mem::take(&mut self.ids),
-            at: std::mem::take(&mut self.at),
-            classes: std::mem::take(&mut self.classes),
-            bodies: std::mem::take(&mut self.bodies),
-            terms: std::mem::take(&mut self.terms),
-            lex: std::mem::take(&mut self.lex),
-            timestamps: std::mem::take(&mut self.timestamps),
-        }
+        std::mem::take(&mut self.upserts)
     }
 
     /// The session row's columns these rows set: `leaf`, `path_len` and whether they are
@@ -190,17 +177,17 @@ impl EntryRows {
             &self.cut,
             &self.moved,
             &self.moved_at,
-            &self.ids,
-            &self.at,
-            &self.classes,
-            &self.bodies,
+            &self.upserts.ids,
+            &self.upserts.at,
+            &self.upserts.classes,
+            &self.upserts.bodies,
             &self.leaf,
             &self.len,
             &self.current,
             &row,
-            &self.terms,
-            &self.timestamps,
-            &self.lex,
+            &self.upserts.terms,
+            &self.upserts.timestamps,
+            &self.upserts.lex,
         ];
         query(client, "write the entry rows", &sql.project, &params).await?;
         Ok(())
@@ -277,9 +264,9 @@ mod tests {
     fn a_whole_rewrite_writes_every_entry_with_its_position() {
         let rows = EntryRows::whole(&state_of(5, 10));
         assert!(rows.whole && rows.current);
-        assert_eq!(rows.ids.len(), 5);
+        assert_eq!(rows.upserts.ids.len(), 5);
         assert_eq!(rows.len, 5);
-        let mut at: Vec<Option<i64>> = rows.at.clone();
+        let mut at: Vec<Option<i64>> = rows.upserts.at.clone();
         at.sort();
         assert_eq!(at, (0..5).map(Some).collect::<Vec<_>>());
     }
@@ -288,7 +275,7 @@ mod tests {
     fn a_whole_rewrite_too_large_for_one_call_marks_the_rows_stale() {
         let rows = EntryRows::whole(&state_of(17, 1 << 20));
         assert!(rows.whole && !rows.current, "rows past the cap are not current");
-        assert!(rows.ids.is_empty() && rows.bodies.is_empty());
+        assert!(rows.upserts.ids.is_empty() && rows.upserts.bodies.is_empty());
         assert_eq!(rows.len, 17, "the row still names the path's length");
     }
 }

@@ -15,6 +15,7 @@ use crate::cursor::{self, ListCursor};
 use crate::env::Env;
 use crate::error::{Result, SessionError};
 use crate::filter::metadata_matches;
+use crate::path_index::EntryClass;
 use crate::search::{self, text, Query};
 use crate::store::Store;
 use crate::wire::{
@@ -103,10 +104,7 @@ impl Ask<'_> {
 
     /// Offers `entry` when it passes the filters and matches.
     fn offer_entry(&self, meta: &SessionMeta, entry: &SessionEntry, page: &mut Page) {
-        let (kind, role) = match entry {
-            SessionEntry::Message { message, .. } => (SearchKind::Message, Some(message.role())),
-            SessionEntry::Custom { .. } => (SearchKind::Custom, None),
-        };
+        let (kind, role) = EntryClass::of(entry).search_kind();
         if self.wanted().admits(kind, role, entry.timestamp()) {
             let found = Found { id: entry.id(), kind, role, timestamp: entry.timestamp() };
             self.offer_text(meta, found, &text::entry_text(entry), page);

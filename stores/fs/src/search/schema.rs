@@ -4,6 +4,7 @@
 //! index finds what the core's matcher finds, with each term's count and positions per document
 //! (the score's bound), and stored (the hit's snippet is cut from it).
 
+use session_core::path_index::EntryClass;
 use session_core::search::index::Doc;
 use session_core::search::text::{entry_text, session_text};
 use session_core::search::tokens::tokenize;
@@ -68,29 +69,19 @@ pub(crate) fn key(sid: &str, entry_id: Option<&str>) -> String {
     format!("{}:{sid}{}", sid.len(), entry_id.unwrap_or(""))
 }
 
-/// The class of an entry's document: its kind and role as one number.
+/// The class of an entry's document: its kind and role as one number (the core's
+/// [`EntryClass`] plus one; [`SESSION`] is 0).
 pub(crate) fn class_of(entry: &SessionEntry) -> u64 {
-    match entry {
-        SessionEntry::Custom { .. } => 1,
-        SessionEntry::Message { message, .. } => match message.role() {
-            Role::User => 2,
-            Role::Assistant => 3,
-            Role::FunctionResult => 4,
-            Role::Custom => 5,
-        },
-    }
+    EntryClass::of(entry) as u64 + 1
 }
 
 /// What [`class_of`] (or [`SESSION`]) encoded.
 pub(crate) fn kind_of(class: u64) -> (SearchKind, Option<Role>) {
-    match class {
-        SESSION => (SearchKind::Session, None),
-        1 => (SearchKind::Custom, None),
-        2 => (SearchKind::Message, Some(Role::User)),
-        3 => (SearchKind::Message, Some(Role::Assistant)),
-        4 => (SearchKind::Message, Some(Role::FunctionResult)),
-        _ => (SearchKind::Message, Some(Role::Custom)),
+    if class == SESSION {
+        return (SearchKind::Session, None);
     }
+    let entry_class = u8::try_from(class - 1).ok().and_then(EntryClass::from_index);
+    entry_class.map_or((SearchKind::Message, Some(Role::Custom)), EntryClass::search_kind)
 }
 
 /// The name the index knows [`CoreTokenizer`] by.

@@ -53,11 +53,10 @@ impl PgStore {
         let schema = self.sql.schema.clone();
         let candidates = candidates_sql(&schema, &lookup.items, keep.is_some());
         let unindexed = unindexed_sql(&schema);
-        let classes: Vec<i16> = (0..5u8)
-            .filter_map(EntryClass::from_index)
+        let classes: Vec<i16> = EntryClass::EVERY
+            .into_iter()
             .filter(|class| {
-                let role = class.role();
-                let kind = if role.is_some() { SearchKind::Message } else { SearchKind::Custom };
+                let (kind, role) = class.search_kind();
                 wanted.admits_kind(kind, role)
             })
             .map(|class| class as i16)
@@ -262,12 +261,12 @@ impl Resolve for Resolver {
             .docs
             .get(doc as usize)
             .ok_or_else(|| StoreError::Internal("postgres: search: no such candidate".into()))?;
-        let class = EntryClass::from_index(found.class.max(0) as u8);
-        let role = class.and_then(EntryClass::role);
-        let kind = match (found.class, role) {
-            (SESSION_CLASS, _) => SearchKind::Session,
-            (_, Some(_)) => SearchKind::Message,
-            (_, None) => SearchKind::Custom,
+        let (kind, role) = match found.class {
+            SESSION_CLASS => (SearchKind::Session, None),
+            class => u8::try_from(class)
+                .ok()
+                .and_then(EntryClass::from_index)
+                .map_or((SearchKind::Custom, None), EntryClass::search_kind),
         };
         let text = match &found.body {
             Some(body) => Some(entry_text(&decode::<SessionEntry>("an entry", body)?)),
@@ -278,7 +277,7 @@ impl Resolve for Resolver {
             entry_id: found.entry_id.clone(),
             text,
             kind,
-            role: if kind == SearchKind::Session { None } else { role },
+            role,
         })
     }
 }

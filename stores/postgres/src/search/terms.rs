@@ -101,7 +101,7 @@ pub fn terms_of(text: &str) -> Option<Terms> {
     for (term, n) in &counts {
         for (end, c) in term.char_indices().take(PREFIX_CHARS) {
             let prefix = &term[..end + c.len_utf8()];
-            *groups.entry(format!("{PREFIX_MARK}{prefix}")).or_default() += n;
+            *groups.entry(prefix_key(prefix)).or_default() += n;
         }
     }
     // A phrase's terms stand at consecutive positions, never a split word's whole among them.
