@@ -7,6 +7,8 @@
 //! says what maps to what and what each format cannot hold.
 
 pub mod claude_code;
+#[cfg(test)]
+pub mod corpus;
 pub mod openai;
 pub mod pi;
 pub mod time;
@@ -295,4 +297,22 @@ pub fn rest(object: &serde_json::Map<String, Value>, known: &[&str]) -> Value {
     let rest: BTreeMap<&String, &Value> =
         object.iter().filter(|(k, _)| !known.contains(&k.as_str())).collect();
     serde_json::to_value(rest).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The corpus is what the formats' tests assume: checked trees whose leaf is an entry.
+        #[test]
+        fn corpus_is_well_formed(conversation in corpus::conversation(12)) {
+            let again = conversation.clone().checked().unwrap();
+            prop_assert_eq!(&again, &conversation);
+            prop_assert!(!conversation.active_branch().is_empty());
+        }
+    }
 }
