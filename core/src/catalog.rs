@@ -520,6 +520,12 @@ extensions {
     "session::search", Read / READ, SearchRequest => SearchResponse,
         "Full-text search across sessions: words (all must match), \"exact phrases\" and prefix* in messages' text, thinking, function calls (id, function id, arguments) and results, custom entries and session titles and descriptions; case and accents folded, CJK found by any substring of two or more characters, code identifiers and paths whole and by their parts. Filters: metadata (subset match, as session::list), kinds, roles, session_ids, branch (all or active), since, until. Hits best first, paged with a cursor.",
         |s, e, r| ops::search::decide(s, e, r).map(Outcome::silent);
+    "session::import", Mutation / CREATE, ImportRequest => ImportResponse,
+        "Import one file of another agent's format (format: pi, claude-code, openai or ui-message; data: the file's text) as one session, its id the file's (pi, Claude Code) or the file name's stem: every entry and branch, compactions as compaction records, the active leaf. Importing the same file again answers unchanged and writes nothing; a stored session of that id with other content is left alone (exists) unless replace. Fires session::created (after session::deleted for a replaced one).",
+        |s, e, r| ops::import::run(s, e, r);
+    "session::export", Read / READ, ExportRequest => ExportResponse,
+        "Write one session in another agent's format (pi, claude-code: every branch, the active leaf last; openai, ui-message: the active branch): the file's text and a file name for it. Entries imported from that format come back as they were read.",
+        |s, e, r| ops::export::decide(s, e, r).map(Outcome::silent);
 }
 store_windows {
     "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,
@@ -710,7 +716,8 @@ mod effects_tests {
                 OpKind::Mutation => {
                     // `create` names no session yet; `erase` deletes many, each in its own
                     // transaction under its store's lock.
-                    let unlocked = ["session::create", "session::erase", "session::sweep"];
+                    let unlocked =
+                        ["session::create", "session::erase", "session::sweep", "session::import"];
                     let lock =
                         if unlocked.contains(&op.id) { LockKey::None } else { LockKey::SessionId };
                     assert!(fx.writes && fx.lock == lock, "{}", op.id);

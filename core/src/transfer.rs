@@ -23,6 +23,28 @@ pub struct Imported {
     pub skipped: usize,
 }
 
+/// What opening one file of any known format found (the browser's `Workspace.loadFile`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct LoadedFile {
+    /// What the file was read as: `session-manager` (this store's own log, replayed), or the
+    /// other agent's format it looks like (`pi`, `claude-code`, `openai`, `ui-message`).
+    pub format: String,
+    pub session_id: String,
+    /// Lines (for another format: entries and lines left out) read.
+    pub lines: usize,
+    /// Of which left out.
+    pub skipped: usize,
+}
+
+impl LoadedFile {
+    /// An exported log of this store, replayed.
+    pub fn native(imported: Imported) -> Self {
+        let Imported { session_id, lines, skipped } = imported;
+        LoadedFile { format: "session-manager".into(), session_id, lines, skipped }
+    }
+}
+
 /// The file name of a session's log: `enc(session_id)` + `.jsonl` (contract §5.2).
 pub fn file_name(session_id: &str) -> String {
     let mut name = enc(session_id);

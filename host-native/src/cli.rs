@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
+use session_core::formats::Format;
 
 /// session-manager: durable, reactive, branching store of typed conversation entries (an iii
 /// worker).
@@ -70,19 +71,41 @@ pub enum Command {
         /// Write the replayed snapshot instead of the full log (drops streaming history and folds
         /// `append-delta` records into whole entries): the way back to v1.0.32, whose replay
         /// skips delta records. The output folder is a data_dir.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "to")]
         snapshot: bool,
+        /// Write another agent's format instead (`pi`, `claude-code`: every branch; `openai`,
+        /// `ui-message`: the active branch), one `<enc(id)>.jsonl` / `.json` per session.
+        #[arg(long, value_parser = parse_format)]
+        to: Option<Format>,
+        /// With `--to`: read from this PostgreSQL database instead of a data_dir.
+        #[arg(long, value_name = "URL", requires = "to", conflicts_with = "data_dir")]
+        postgres_url: Option<String>,
+        /// The PostgreSQL schema.
+        #[arg(long, default_value = "session_manager")]
+        schema: String,
     },
     /// Import exported `.jsonl` files (and the `attachments/` folder beside them) into a
-    /// data_dir, replaying each with the store's rules.
+    /// data_dir, replaying each with the store's rules; with `--from`, files of another agent's
+    /// format, one session each, into a data_dir or a database, with a progress bar. A rerun
+    /// imports nothing twice (a session already there identically is left as it is).
     Import {
+        /// The files' format: `pi`, `claude-code`, `openai` or `ui-message` (default: this
+        /// store's own exported logs).
+        #[arg(long, value_parser = parse_format)]
+        from: Option<Format>,
         /// The data_dir to write (default as for export).
         #[arg(long)]
         data_dir: Option<String>,
-        /// Overwrite sessions that already exist.
+        /// With `--from`: write into this PostgreSQL database instead of a data_dir.
+        #[arg(long, value_name = "URL", requires = "from", conflicts_with = "data_dir")]
+        postgres_url: Option<String>,
+        /// The PostgreSQL schema.
+        #[arg(long, default_value = "session_manager")]
+        schema: String,
+        /// Overwrite sessions that already exist (with other content).
         #[arg(long)]
         replace: bool,
-        /// The `.jsonl` files to import.
+        /// The files to import.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -125,4 +148,12 @@ pub enum Command {
         #[arg(long, default_value = "session_manager")]
         schema: String,
     },
+}
+
+/// A `--from` / `--to` value: one of the formats' names.
+fn parse_format(name: &str) -> Result<Format, String> {
+    Format::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        format!("{name:?} is not a format: {}", names.join(", "))
+    })
 }

@@ -15,9 +15,6 @@ use session_core::wire::{EraseRequest, Object};
 use session_core::{Env, Limits, Store};
 
 use crate::clock::{random_ids, SystemClock};
-use crate::config::{resolve_data_dir, PostgresAdapterConfig};
-use crate::fs::{FsConfig, FsStore, SyncMode};
-use crate::pg::PgStore;
 
 /// What an offline erase did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,28 +45,6 @@ pub fn request(
     }
     let metadata = (!metadata.is_empty()).then_some(filter);
     Ok(EraseRequest { session_id: session, metadata, all })
-}
-
-/// Opens the store the flags name: a data_dir (its journal recovered first) or a database.
-pub fn open(
-    data_dir: &str,
-    postgres_url: Option<&str>,
-    schema: &str,
-) -> Result<Box<dyn Store>, String> {
-    match postgres_url {
-        Some(url) => {
-            let config = PostgresAdapterConfig {
-                url: url.into(),
-                max_connections: 2,
-                schema: schema.into(),
-            };
-            Ok(Box::new(PgStore::open(&config)?))
-        }
-        None => {
-            let config = FsConfig::new(resolve_data_dir(data_dir)).sync(SyncMode::Group);
-            Ok(Box::new(FsStore::open(config).map_err(|e| e.to_string())?))
-        }
-    }
 }
 
 /// Erases what `req` names from `store`, session by session, with a progress bar (hidden when

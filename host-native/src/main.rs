@@ -1,9 +1,10 @@
 //! `session-manager`: the iii worker binary (CLI in [`session_manager::cli`]).
 
 use clap::Parser;
+use session_core::formats::Format;
 use session_manager::cli::{Cli, Command};
 use session_manager::config::{default_data_dir, resolve_data_dir};
-use session_manager::{boot, erase, manifest, migrate, transfer};
+use session_manager::{boot, erase, formats, manifest, migrate, offline, transfer};
 
 /// Runs an offline export / import and prints one line per session moved.
 fn run_offline(command: Command) -> ! {
@@ -17,7 +18,13 @@ fn run_offline(command: Command) -> ! {
         dir
     };
     let moved = match command {
-        Command::Export { data_dir, session, out, snapshot } => {
+        Command::Export { to: Some(to), data_dir, session, out, postgres_url, schema, .. } => {
+            run_export(to, data_dir, session, &out, postgres_url, &schema)
+        }
+        Command::Import { from: Some(from), data_dir, postgres_url, schema, replace, files } => {
+            run_import(from, data_dir, postgres_url, &schema, replace, &files)
+        }
+        Command::Export { data_dir, session, out, snapshot, .. } => {
             let format = if snapshot { transfer::Format::Snapshot } else { transfer::Format::Log };
             match session {
                 Some(id) => {
@@ -26,7 +33,7 @@ fn run_offline(command: Command) -> ! {
                 None => transfer::export_all(&dir(data_dir), &out, format),
             }
         }
-        Command::Import { data_dir, replace, files } => {
+        Command::Import { data_dir, replace, files, .. } => {
             transfer::import_files(&dir(data_dir), &files, replace)
         }
         Command::Migrate { from, to, schema } => run_migration(&from, &to, &schema),
@@ -46,6 +53,53 @@ fn run_offline(command: Command) -> ! {
     }
 }
 
+/// `import --from`: one line per file; exits 1 when a file could not be imported.
+fn run_import(
+    from: Format,
+    data_dir: Option<String>,
+    postgres_url: Option<String>,
+    schema: &str,
+    replace: bool,
+    files: &[std::path::PathBuf],
+) -> ! {
+    let dir = data_dir.unwrap_or_else(default_data_dir);
+    let store = match offline::open_store(&dir, postgres_url.as_deref(), schema) {
+        Ok(store) => store,
+        Err(e) => fail(&e),
+    };
+    let done = formats::import_files(&*store, from, files, replace, false);
+    done.iter().for_each(|file| println!("{file}"));
+    let failed = done.iter().filter(|f| f.result.is_err()).count();
+    if failed > 0 {
+        fail(&format!("{failed} of {} files not imported", done.len()));
+    }
+    std::process::exit(0)
+}
+
+/// `export --to`: one line per session written.
+fn run_export(
+    to: Format,
+    data_dir: Option<String>,
+    session: Option<String>,
+    out: &std::path::Path,
+    postgres_url: Option<String>,
+    schema: &str,
+) -> ! {
+    let dir = data_dir.unwrap_or_else(default_data_dir);
+    let exported = offline::open_store(&dir, postgres_url.as_deref(), schema)
+        .and_then(|store| formats::export_sessions(&*store, to, session, out, false));
+    match exported {
+        Ok(done) => done.iter().for_each(|e| println!("{e}")),
+        Err(e) => fail(&e),
+    }
+    std::process::exit(0)
+}
+
+fn fail(reason: &str) -> ! {
+    eprintln!("session-manager: {reason}");
+    std::process::exit(1)
+}
+
 /// `erase`: prints what it erased, exits 1 with the reason when it could not.
 fn run_erase(
     session: Option<String>,
@@ -58,7 +112,7 @@ fn run_erase(
     let erased = (|| {
         let req = erase::request(session, metadata, all)?;
         let dir = data_dir.unwrap_or_else(default_data_dir);
-        let store = erase::open(&dir, postgres_url.as_deref(), schema)?;
+        let store = session_manager::offline::open_store(&dir, postgres_url.as_deref(), schema)?;
         erase::run(&*store, &req, false)
     })();
     match erased {

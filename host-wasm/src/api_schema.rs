@@ -194,6 +194,7 @@ pub fn document() -> Value {
     defs.add::<Rebuilt>("Rebuilt");
     defs.add::<WorkspaceOptions>("WorkspaceOptions");
     defs.add::<transfer::Imported>("Imported");
+    defs.add::<transfer::LoadedFile>("LoadedFile");
     defs.add::<SimulationPlan>("SimulationPlan");
     let codes: Map<String, Value> =
         ErrorCode::ALL.iter().map(|c| (format!("{c:?}"), c.as_str().into())).collect();

@@ -4,7 +4,9 @@
 use serde::Serialize;
 use serde_json::Value;
 use session_core::env::{Clock, IdGen};
-use session_core::{catalog, simulate, transfer};
+use session_core::transfer::LoadedFile;
+use session_core::wire::ImportRequest;
+use session_core::{catalog, formats, ops, simulate, transfer};
 use session_core::{Env, Limits, ManualClock, MemStore, RandomIds, SeqIds, SessionError};
 use wasm_bindgen::prelude::*;
 
@@ -191,13 +193,44 @@ impl Workspace {
         #[wasm_bindgen(unchecked_param_type = "string | ArrayBuffer | ArrayBufferView")]
         data: JsValue,
     ) -> Result<JsValue, JsValue> {
+        to_js(&self.replay_log(file_name, &bytes(&data)?)?)
+    }
+
+    /// Opens a file of any format it knows: another agent's (`pi`, `claude-code`, `openai`,
+    /// `ui-message`, told apart by their first records) through `session::import`, else this
+    /// store's own log as `loadJsonl` does. Either replaces a session of the same id:
+    /// `{ format, session_id, lines, skipped }`.
+    #[wasm_bindgen(js_name = loadFile, unchecked_return_type = "LoadedFile")]
+    pub fn load_file(
+        &self,
+        file_name: &str,
+        #[wasm_bindgen(unchecked_param_type = "string | ArrayBuffer | ArrayBufferView")]
+        data: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let data = bytes(&data)?;
-        let imported = self.store.load_jsonl(file_name, &data).ok_or_else(|| {
-            error(&SessionError::invalid_request(format!(
-                "{file_name}: no meta record and the file name is not <enc(session_id)>.jsonl"
-            )))
+        let Some(format) = formats::detect(&data) else {
+            return to_js(&LoadedFile::native(self.replay_log(file_name, &data)?));
+        };
+        let text = String::from_utf8(data).map_err(|e| {
+            error(&SessionError::invalid_request(format!("{file_name}: not UTF-8 text: {e}")))
         })?;
-        to_js(&imported)
+        let req = ImportRequest {
+            format,
+            data: text,
+            file_name: Some(file_name.into()),
+            modified: None,
+            metadata: None,
+            replace: true,
+        };
+        let done =
+            self.with_env(|store, env| ops::import::run(store, env, req)).map_err(|e| error(&e))?;
+        let skipped = done.response.skipped.len();
+        to_js(&LoadedFile {
+            format: format.name().into(),
+            session_id: done.response.session_id,
+            lines: done.response.entries as usize + skipped,
+            skipped,
+        })
     }
 
     /// The session as snapshot lines, the format the fs store writes (round-trips through
@@ -243,6 +276,15 @@ impl Workspace {
 impl Workspace {
     pub(crate) fn store(&self) -> &MemStore {
         &self.store
+    }
+
+    /// Replays one exported log of this store into the workspace (`loadJsonl`).
+    fn replay_log(&self, file_name: &str, data: &[u8]) -> Result<transfer::Imported, JsValue> {
+        self.store.load_jsonl(file_name, data).ok_or_else(|| {
+            error(&SessionError::invalid_request(format!(
+                "{file_name}: no meta record and the file name is not <enc(session_id)>.jsonl"
+            )))
+        })
     }
 
     /// Runs `f` on the store with this workspace's clock, ids and limits.

@@ -52,7 +52,7 @@ function refreshLists(selected = state.selected) {
   return live;
 }
 
-/** Loads exported .jsonl files (File objects) into the workspace. */
+/** Loads session files (File objects: this store's exported logs, pi, Claude Code, OpenAI items, UI messages) into the workspace. */
 export async function loadFiles(files) {
   await loadWasm();
   let first = null;
@@ -61,9 +61,12 @@ export async function loadFiles(files) {
     const data = new Uint8Array(await file.arrayBuffer());
     try {
       const info = state.store.load(file.name, data);
-      state.sources.set(info.session_id, { fileName: file.name, data });
+      // Only this store's own logs can be replayed step by step (the simulation).
+      if (info.format === 'session-manager') state.sources.set(info.session_id, { fileName: file.name, data });
+      else state.sources.delete(info.session_id);
       state.trees.delete(info.session_id);
-      notes.push(`${file.name}: ${info.lines} lines${info.skipped ? `, ${info.skipped} skipped` : ''}`);
+      const read = info.format === 'session-manager' ? '' : ` (${info.format})`;
+      notes.push(`${file.name}${read}: ${info.lines} lines${info.skipped ? `, ${info.skipped} skipped` : ''}`);
       first ??= info.session_id;
     } catch (error) {
       notes.push(`${file.name}: ${error.code ?? 'error'} ${error.message}`);

@@ -22,8 +22,9 @@ export class Store {
   ask(functionId, request) {
     return this.ws.call(functionId, request).response;
   }
+  /** Opens a session file of this store or of another agent (pi, Claude Code, OpenAI, UI messages). */
   load(fileName, data) {
-    return this.ws.loadJsonl(fileName, data);
+    return this.ws.loadFile(fileName, data);
   }
   exportText(sessionId) {
     return this.ws.exportJsonl(sessionId);

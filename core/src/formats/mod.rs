@@ -71,6 +71,14 @@ impl Format {
         }
     }
 
+    /// The extension of its files: `.jsonl` for the line formats, `.json` for a JSON array.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Pi | Format::ClaudeCode => ".jsonl",
+            Format::Openai | Format::UiMessage => ".json",
+        }
+    }
+
     /// Whether the format holds a whole tree (branches); the others hold the active branch only.
     pub fn holds_tree(self) -> bool {
         matches!(self, Format::Pi | Format::ClaudeCode)

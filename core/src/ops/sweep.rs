@@ -18,7 +18,10 @@ use crate::wire::{DeletedEvent, SweepRequest, SweepResponse};
 
 /// The writes and events that remove the session, live or trashed (`None`: there is none). A
 /// live one fires `session::deleted`; a trashed one fired it when it was trashed.
-fn removal(view: &dyn SessionView, env: &Env<'_>) -> Result<Option<(ChangeSet, Vec<Emitted>)>> {
+pub(crate) fn removal(
+    view: &dyn SessionView,
+    env: &Env<'_>,
+) -> Result<Option<(ChangeSet, Vec<Emitted>)>> {
     let live = view.meta()?;
     if live.is_none() && lifecycle_of(view)?.trashed.is_none() {
         return Ok(None);
