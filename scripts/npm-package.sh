@@ -3,7 +3,8 @@
 # (npm pack), installs the tarball into the TypeScript consumer tests/ts-consumer like an outside
 # app, type-checks it (tsc --noEmit), asserts the ill-typed negative case fails to type-check,
 # checks the declarations cover every public function of the catalog, runs the consumer under
-# Node against a fixture the native export code wrote, and checks the gzipped bundle (<= 250 KB)
+# Node against a fixture the native export code wrote, runs pi's own SessionManager against the
+# pi converter (tests/pi-interop), and checks the gzipped bundle (<= 250 KB)
 # and that the wasm imports nothing from `env` (an import no browser provides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +63,12 @@ echo "== run under Node against the native export fixture"
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
 node dist/main.js "$root/web-bench/tests/fixtures/s_001.jsonl"
+
+echo "== pi's own SessionManager (pinned) opens our export of a session it wrote (tests/pi-interop)"
+(cd "$root/tests/pi-interop" \
+  && npm ci --no-audit --no-fund --loglevel=error \
+  && npm install --no-save --no-audit --no-fund --loglevel=error "$tarball" \
+  && node --test pi.test.mjs)
 
 echo "== gzipped bundle (web target, as installed)"
 node --input-type=module - "$budget" <<'JS'
