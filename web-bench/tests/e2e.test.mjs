@@ -1,7 +1,7 @@
 // web-bench: end-to-end test: the page loads the native-exported fixture, renders the transcript,
 // opens a collapsed run, switches branch, forks, exports, simulates (each event with its feed
 // seq), rebuilds sessions from their change feed, moves a session to the trash and restores it,
-// and saves a screenshot.
+// opens a pi file and a Claude Code file (their trees and branches), and saves a screenshot.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -262,4 +262,35 @@ test('searches every session and jumps to a hit: in a collapsed run, on another 
   await page.fill('#search-input', '');
   assert.equal(await page.isVisible('#search-section'), false);
   await page.click('#tree .node[data-entry="e_011"]');
+});
+
+test("opens a pi file and a Claude Code file: their trees, branches and compactions like one of ours", async () => {
+  const pi = { id: '01a25087-4ccc-73b6-a622-ea97b3c02370', leaf: '0a610b22', otherLeaf: 'e2f64782', compaction: '67c4e2b6' };
+  const claude = {
+    id: '7f3c2a10-5b6e-4d2f-9a41-0c8e2b7d9e11',
+    leaf: 'c0000000-0000-4000-8000-000000000011',
+    otherLeaf: 'c0000000-0000-4000-8000-000000000007',
+  };
+  await page.setInputFiles('#file-input', [join(FIXTURES, 'pi-session.jsonl'), join(FIXTURES, 'claude-code.jsonl')]);
+  await page.waitForSelector(`#sessions li[data-session="${claude.id}"]`);
+  assert.match(await page.textContent('#status'), /pi-session\.jsonl \(pi\): 14 lines.*claude-code\.jsonl \(claude-code\)/);
+
+  await page.click(`#sessions li[data-session="${pi.id}"]`);
+  await page.waitForSelector(`#tree .node.leaf-active[data-entry="${pi.leaf}"]`);
+  assert.match(await page.textContent('h2'), /pi sessions on disk/);
+  assert.match(await transcriptText(), /Glad to help from the compacted branch\./);
+  assert.match(await page.textContent(`#transcript [data-entry="${pi.compaction}"]`), /compaction/);
+  await page.click(`#tree .node[data-entry="${pi.otherLeaf}"]`);
+  await page.waitForSelector(`#transcript [data-entry="${pi.otherLeaf}"]`);
+  assert.match(await transcriptText(), /The last entry of the file\./, "pi's other branch");
+
+  await page.click(`#sessions li[data-session="${claude.id}"]`);
+  await page.waitForSelector(`#tree .node.leaf-active[data-entry="${claude.leaf}"]`);
+  assert.match(await page.textContent('h2'), /Claude Code reads the session store/);
+  assert.match(await transcriptText(), /Glad to help after the compaction\./);
+  await page.click(`#tree .node[data-entry="${claude.otherLeaf}"]`);
+  await page.waitForSelector(`#transcript [data-entry="${claude.otherLeaf}"]`);
+  assert.match(await transcriptText(), /Where is the fs store then\?/, "Claude Code's other branch");
+  mkdirSync(OUTPUT, { recursive: true });
+  await page.screenshot({ path: join(OUTPUT, 'web-bench-claude-code.png') });
 });
