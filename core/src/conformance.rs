@@ -23,6 +23,7 @@ mod context_model;
 mod context_oracle;
 mod context_rng;
 mod feed_checks;
+mod format_checks;
 mod indexed;
 mod lifecycle_checks;
 #[cfg(feature = "std")]
@@ -34,6 +35,7 @@ pub use context_checks::*;
 pub use context_model::{ModelSession, Rng};
 pub use context_oracle::context_oracle;
 pub use feed_checks::*;
+pub use format_checks::*;
 pub use indexed::*;
 pub use lifecycle_checks::*;
 pub use search_checks::*;
@@ -82,6 +84,7 @@ macro_rules! for_each_conformance_check {
             usage_totals => check_usage_totals,
             context_matches_oracle => check_context_matches_oracle,
             search_hits => check_search_hits,
+            import_export => check_import_export,
         }
     };
 }
