@@ -140,6 +140,12 @@ pub fn session_ids(data_dir: &Path) -> Result<Vec<String>> {
 /// `replace`.
 pub fn import_file(data_dir: &Path, file: &Path, replace: bool) -> Result<Moved> {
     let bytes = fs::read(file).map_err(|e| io_err("read", file, &e))?;
+    if let Some(format) = session_core::formats::detect(&bytes) {
+        return Err(TransferError(format!(
+            "{}: this is not a session-manager log, it looks like {format}: pass --from {format}",
+            file.display()
+        )));
+    }
     let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let (imported, _) = transfer::import(name, &bytes).ok_or_else(|| {
         TransferError(format!(

@@ -14,13 +14,68 @@ use session_core::{Store, Write};
 use common::pg::{admin, db_trials, fresh_config, run_trials, url, DbTest};
 
 fn main() {
-    let tests: [(&str, DbTest); 3] = [
+    let tests: [(&str, DbTest); 4] = [
         ("hot_reload_fs_postgres_fs", hot_reload),
         ("two_instances_deliver_every_event_once", events_across_instances),
         ("migrate_fs_postgres_fs_is_byte_identical", migrate_round_trip),
+        ("import_export_cli_on_postgres", import_export_cli),
     ];
     let url = url();
     run_trials(db_trials(&tests, &url), url)
+}
+
+/// `import --from claude-code --postgres-url …` (issue 40): the transcript imports whole, a rerun
+/// writes nothing, `export --to claude-code --postgres-url …` gives every line back.
+fn import_export_cli(url: &str) -> Result<(), String> {
+    let schema = fresh_config(url).schema;
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../web-bench/tests/fixtures/claude-code.jsonl");
+    let out = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_session-manager"))
+            .args(args)
+            .args(["--postgres-url", url, "--schema", &schema])
+            .output()
+            .map_err(|e| e.to_string())?;
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        match output.status.success() {
+            true => Ok(said),
+            false => Err(format!("{args:?}: {said}")),
+        }
+    };
+    let path = file.to_str().ok_or("a UTF-8 path")?;
+    let first = run(&["import", "--from", "claude-code", path])?;
+    if !first.contains("created") {
+        return Err(format!("first import: {first}"));
+    }
+    let again = run(&["import", "--from", "claude-code", path])?;
+    if !again.contains("unchanged") {
+        return Err(format!("rerun: {again}"));
+    }
+    let sid = "7f3c2a10-5b6e-4d2f-9a41-0c8e2b7d9e11";
+    let out_dir = out.path().to_str().ok_or("a UTF-8 path")?;
+    run(&["export", "--to", "claude-code", "--session", sid, "--out", out_dir])?;
+    let parse = |text: &str| -> Result<Vec<serde_json::Value>, String> {
+        let mut lines: Vec<serde_json::Value> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        lines.sort_by_key(|v| v.to_string());
+        Ok(lines)
+    };
+    let written = std::fs::read_to_string(out.path().join(format!("{sid}.jsonl")))
+        .map_err(|e| e.to_string())?;
+    let original = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+    match parse(&written)? == parse(&original)? {
+        true => Ok(()),
+        false => Err(format!("the export differs from the transcript:\n{written}")),
+    }
 }
 
 /// A data_dir of v1.0.32 files (torn, legacy, malformed lines among them) and sessions the fs

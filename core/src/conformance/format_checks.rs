@@ -48,8 +48,13 @@ pub fn check_import_export(make: Make<'_>) -> Result<(), String> {
     let (clock, ids) = (ManualClock::new(), SeqIds::new());
     let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
     let import = |data: &str, replace: bool| {
-        call(store, &env, "session::import", json!({"format": "pi", "data": data,
-            "file_name": "pi-1.jsonl", "modified": 5, "replace": replace}))
+        call(
+            store,
+            &env,
+            "session::import",
+            json!({"format": "pi", "data": data,
+            "file_name": "pi-1.jsonl", "modified": 5, "replace": replace}),
+        )
     };
     let outcome = |answer: Result<Value, _>| -> Result<String, String> {
         let answer = answer.map_err(|e| format!("import: {e}"))?;
@@ -100,8 +105,9 @@ pub fn check_import_export(make: Make<'_>) -> Result<(), String> {
     }
 
     // The export gives every line back as the file had it.
-    let exported = call(store, &env, "session::export", json!({"session_id": "pi-1", "format": "pi"}))
-        .map_err(|e| format!("export: {e}"))?;
+    let exported =
+        call(store, &env, "session::export", json!({"session_id": "pi-1", "format": "pi"}))
+            .map_err(|e| format!("export: {e}"))?;
     let data = exported["data"].as_str().unwrap_or_default();
     if lines_by_id(data)? != lines_by_id(&longer)? {
         return Err(format!("the export differs from the file:\n{data}"));
@@ -117,17 +123,14 @@ pub fn check_import_export(make: Make<'_>) -> Result<(), String> {
         Err(e) if e.code == ErrorCode::InvalidRequest && e.text.contains("line 11") => {}
         other => return Err(format!("a torn file: {other:?}")),
     }
-    let metas: Vec<String> = store
-        .list_metas()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .map(|m| m.session_id)
-        .collect();
+    let metas: Vec<String> =
+        store.list_metas().map_err(|e| e.to_string())?.into_iter().map(|m| m.session_id).collect();
     if metas != ["pi-1"] {
         return Err(format!("a failed import left {metas:?}"));
     }
     // Another format than the one named is told apart.
-    match call(store, &env, "session::import", json!({"format": "claude-code", "data": PI_SESSION})) {
+    match call(store, &env, "session::import", json!({"format": "claude-code", "data": PI_SESSION}))
+    {
         Err(e) if e.text.contains("looks like pi") => Ok(()),
         other => Err(format!("a pi file named claude-code: {other:?}")),
     }
