@@ -308,7 +308,9 @@ macro_rules! catalog {
      store_windows { $( $wid:literal, $wkind:ident / $weffects:ident, $WReq:ty => $WResp:ty,
         $wdesc:literal, |$ws:ident, $we:ident, $wr:ident| $wbody:expr; )* }
      durable { $( $did:literal, $dkind:ident / $deffects:ident, $DReq:ty => $DResp:ty,
-        $ddesc:literal, |$ds:ident, $de:ident, $dr:ident| $dbody:expr; )* }) => {
+        $ddesc:literal, |$ds:ident, $de:ident, $dr:ident| $dbody:expr; )* }
+     formats { $( $fid:literal, $fkind:ident / $feffects:ident, $FReq:ty => $FResp:ty,
+        $fdesc:literal, |$fs:ident, $fe:ident, $fr:ident| $fbody:expr; )* }) => {
         /// The seed's functions (v1.0.32's 41), in registration order: ids, schemas and
         /// descriptions exactly the reference's (`spec/agent-api-reference.json`).
         pub const OPERATIONS: &[Operation] = operations! { $(
@@ -321,13 +323,16 @@ macro_rules! catalog {
         /// windows, list pages) are here only with feature `store-windows` (a bridge's main
         /// serves them; the browser build leaves them out), and erasure only with feature
         /// `durable` (what it erases beyond a delete is what a durable store keeps elsewhere; the
-        /// browser's in-memory workspace has none of it).
+        /// browser's in-memory workspace has none of it), and import / export of other agents'
+        /// files only with feature `formats` (the npm package's main entry leaves them out).
         pub const EXTENSIONS: &[Operation] = operations! {
             $( $xid, $xkind / $xeffects, $XReq => $XResp, $xdesc, |$xs, $xe, $xr| $xbody; )*
             $( #[cfg(feature = "store-windows")]
                $wid, $wkind / $weffects, $WReq => $WResp, $wdesc, |$ws, $we, $wr| $wbody; )*
             $( #[cfg(feature = "durable")]
                $did, $dkind / $deffects, $DReq => $DResp, $ddesc, |$ds, $de, $dr| $dbody; )*
+            $( #[cfg(feature = "formats")]
+               $fid, $fkind / $feffects, $FReq => $FResp, $fdesc, |$fs, $fe, $fr| $fbody; )*
         };
 
         /// Runs function `id` (seed or extension) on a JSON payload: decode, decide, apply,
@@ -351,6 +356,9 @@ macro_rules! catalog {
                 $( #[cfg(feature = "durable")]
                    $did => Some(run!(store, env, payload, $deffects, $DReq => $DResp,
                     |$ds, $de, $dr| $dbody)), )*
+                $( #[cfg(feature = "formats")]
+                   $fid => Some(run!(store, env, payload, $feffects, $FReq => $FResp,
+                    |$fs, $fe, $fr| $fbody)), )*
                 _ => None,
             }
         }
@@ -520,12 +528,6 @@ extensions {
     "session::search", Read / READ, SearchRequest => SearchResponse,
         "Full-text search across sessions: words (all must match), \"exact phrases\" and prefix* in messages' text, thinking, function calls (id, function id, arguments) and results, custom entries and session titles and descriptions; case and accents folded, CJK found by any substring of two or more characters, code identifiers and paths whole and by their parts. Filters: metadata (subset match, as session::list), kinds, roles, session_ids, branch (all or active), since, until. Hits best first, paged with a cursor.",
         |s, e, r| ops::search::decide(s, e, r).map(Outcome::silent);
-    "session::import", Mutation / CREATE, ImportRequest => ImportResponse,
-        "Import one file of another agent's format (format: pi, claude-code, openai or ui-message; data: the file's text) as one session, its id the file's (pi, Claude Code) or the file name's stem: every entry and branch, compactions as compaction records, the active leaf. Importing the same file again answers unchanged and writes nothing; a stored session of that id with other content is left alone (exists) unless replace. Fires session::created (after session::deleted for a replaced one).",
-        |s, e, r| ops::import::run(s, e, r);
-    "session::export", Read / READ, ExportRequest => ExportResponse,
-        "Write one session in another agent's format (pi, claude-code: every branch, the active leaf last; openai, ui-message: the active branch): the file's text and a file name for it. Entries imported from that format come back as they were read.",
-        |s, e, r| ops::export::decide(s, e, r).map(Outcome::silent);
 }
 store_windows {
     "session::store::apply", StoreProtocol / STORE_WRITE_BYTES, ApplyRequest => ApplyResponse,
@@ -554,6 +556,14 @@ durable {
     "session::erase", Mutation / ERASE, EraseRequest => EraseResponse,
         "Erase every trace of a session, or of every session whose metadata matches a filter (subset match, as session::list; all: true for an empty filter): entries, attachments, feed, and the store's journal and indexes. Fires session::deleted per session; answers how many sessions and bytes were erased.",
         |s, e, r| ops::erase::run(s, e, r);
+}
+formats {
+    "session::import", Mutation / CREATE, ImportRequest => ImportResponse,
+        "Import one file of another agent's format (format: pi, claude-code, openai or ui-message; data: the file's text) as one session, its id the file's (pi, Claude Code) or the file name's stem: every entry and branch, compactions as compaction records, the active leaf. Importing the same file again answers unchanged and writes nothing; a stored session of that id with other content is left alone (exists) unless replace. Fires session::created (after session::deleted for a replaced one).",
+        |s, e, r| ops::import::run(s, e, r);
+    "session::export", Read / READ, ExportRequest => ExportResponse,
+        "Write one session in another agent's format (pi, claude-code: every branch, the active leaf last; openai, ui-message: the active branch): the file's text and a file name for it. Entries imported from that format come back as they were read.",
+        |s, e, r| ops::export::decide(s, e, r).map(Outcome::silent);
 }
 }
 

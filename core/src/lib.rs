@@ -52,6 +52,7 @@ pub mod error;
 pub mod events;
 pub mod feed;
 pub mod filter;
+#[cfg(feature = "formats")]
 pub mod formats;
 pub mod jsonl;
 pub mod lifecycle;

@@ -5,8 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 use session_core::env::{Clock, IdGen};
 use session_core::transfer::LoadedFile;
-use session_core::wire::ImportRequest;
-use session_core::{catalog, formats, ops, simulate, transfer};
+use session_core::{catalog, simulate, transfer};
 use session_core::{Env, Limits, ManualClock, MemStore, RandomIds, SeqIds, SessionError};
 use wasm_bindgen::prelude::*;
 
@@ -196,10 +195,11 @@ impl Workspace {
         to_js(&self.replay_log(file_name, &bytes(&data)?)?)
     }
 
-    /// Opens a file of any format it knows: another agent's (`pi`, `claude-code`, `openai`,
-    /// `ui-message`, told apart by their first records) through `session::import`, else this
-    /// store's own log as `loadJsonl` does. Either replaces a session of the same id:
-    /// `{ format, session_id, lines, skipped }`.
+    /// Opens a file of any format it knows: in the package's `full` entry another agent's (`pi`,
+    /// `claude-code`, `openai`, `ui-message`, told apart by their first records) through
+    /// `session::import`, else this store's own log as `loadJsonl` does (the main entry knows
+    /// only that one). Either replaces a session of the same id: `{ format, session_id, lines,
+    /// skipped }`.
     #[wasm_bindgen(js_name = loadFile, unchecked_return_type = "LoadedFile")]
     pub fn load_file(
         &self,
@@ -208,29 +208,11 @@ impl Workspace {
         data: JsValue,
     ) -> Result<JsValue, JsValue> {
         let data = bytes(&data)?;
-        let Some(format) = formats::detect(&data) else {
-            return to_js(&LoadedFile::native(self.replay_log(file_name, &data)?));
-        };
-        let text = String::from_utf8(data).map_err(|e| {
-            error(&SessionError::invalid_request(format!("{file_name}: not UTF-8 text: {e}")))
-        })?;
-        let req = ImportRequest {
-            format,
-            data: text,
-            file_name: Some(file_name.into()),
-            modified: None,
-            metadata: None,
-            replace: true,
-        };
-        let done =
-            self.with_env(|store, env| ops::import::run(store, env, req)).map_err(|e| error(&e))?;
-        let skipped = done.response.skipped.len();
-        to_js(&LoadedFile {
-            format: format.name().into(),
-            session_id: done.response.session_id,
-            lines: done.response.entries as usize + skipped,
-            skipped,
-        })
+        #[cfg(feature = "formats")]
+        if let Some(format) = session_core::formats::detect(&data) {
+            return self.import_file(format, file_name, data);
+        }
+        to_js(&LoadedFile::native(self.replay_log(file_name, &data)?))
     }
 
     /// The session as snapshot lines, the format the fs store writes (round-trips through
@@ -276,6 +258,38 @@ impl Workspace {
 impl Workspace {
     pub(crate) fn store(&self) -> &MemStore {
         &self.store
+    }
+
+    /// The session of another agent's file, through `session::import` (replacing one of the same id).
+    #[cfg(feature = "formats")]
+    fn import_file(
+        &self,
+        format: session_core::formats::Format,
+        file_name: &str,
+        data: Vec<u8>,
+    ) -> Result<JsValue, JsValue> {
+        let text = String::from_utf8(data).map_err(|e| {
+            error(&SessionError::invalid_request(format!("{file_name}: not UTF-8 text: {e}")))
+        })?;
+        let req = session_core::wire::ImportRequest {
+            format,
+            data: text,
+            file_name: Some(file_name.into()),
+            modified: None,
+            metadata: None,
+            replace: true,
+        };
+        let done =
+            self
+            .with_env(|store, env| session_core::ops::import::run(store, env, req))
+            .map_err(|e| error(&e))?;
+        let skipped = done.response.skipped.len();
+        to_js(&LoadedFile {
+            format: format.name().into(),
+            session_id: done.response.session_id,
+            lines: done.response.entries as usize + skipped,
+            skipped,
+        })
     }
 
     /// Replays one exported log of this store into the workspace (`loadJsonl`).

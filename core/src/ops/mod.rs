@@ -32,10 +32,12 @@ pub mod delete;
 pub mod ensure;
 pub mod erase;
 pub mod expiry;
+#[cfg(feature = "formats")]
 pub mod export;
 pub mod fork;
 pub mod get;
 pub mod get_message;
+#[cfg(feature = "formats")]
 pub mod import;
 pub mod list;
 pub mod messages;

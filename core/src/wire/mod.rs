@@ -8,6 +8,7 @@ mod api_config;
 mod api_context;
 mod api_erase;
 mod api_feed;
+#[cfg(feature = "formats")]
 mod api_formats;
 mod api_lifecycle;
 mod api_list_page;
@@ -33,6 +34,7 @@ pub use api_config::*;
 pub use api_context::*;
 pub use api_erase::*;
 pub use api_feed::*;
+#[cfg(feature = "formats")]
 pub use api_formats::*;
 pub use api_lifecycle::*;
 pub use api_list_page::*;
