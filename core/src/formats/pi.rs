@@ -1521,6 +1521,24 @@ mod tests {
         assert_eq!(again, kept(&conversation));
     }
 
+    /// A file where pi went back to an earlier branch and went on there (lines of two branches
+    /// interleave), with an entry whose parent is not in the file (pi makes it a root) and a
+    /// version 2 header, comes back line for line.
+    #[test]
+    fn interleaved_branches_and_an_orphan_come_back_in_file_order() {
+        let file = r#"{"type":"session","version":2,"id":"s2","timestamp":"2024-12-03T14:00:00Z","cwd":"/w","extra":1}
+{"type":"message","id":"x1","parentId":null,"timestamp":"2024-12-03T14:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}}
+{"type":"message","id":"x2","parentId":"x1","timestamp":"2024-12-03T14:00:02.000Z","message":{"role":"hookMessage","customType":"h","content":"two","display":true,"timestamp":2}}
+{"type":"custom","id":"y1","parentId":"x1","timestamp":"2024-12-03T14:00:03.000Z","customType":"compaction","data":{"summary":"s","first_kept_entry_id":"x1"}}
+{"type":"custom","id":"z1","parentId":"gone","timestamp":"2024-12-03T14:00:04.000Z","customType":"t"}
+{"type":"message","id":"x3","parentId":"x2","timestamp":"2024-12-03T14:00:05.000Z","message":{"role":"user","content":[],"timestamp":5}}
+"#;
+        let conversation = read(&source(file.as_bytes())).unwrap();
+        assert_eq!(conversation.leaf.as_deref(), Some("x3"));
+        assert_eq!(entry(&conversation, "z1").parent_id(), None);
+        assert_eq!(json_lines(&write(&conversation)), json_lines(file.as_bytes()));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
