@@ -279,8 +279,7 @@ impl Workspace {
             metadata: None,
             replace: true,
         };
-        let done =
-            self
+        let done = self
             .with_env(|store, env| session_core::ops::import::run(store, env, req))
             .map_err(|e| error(&e))?;
         let skipped = done.response.skipped.len();
