@@ -75,8 +75,9 @@ fn pi_and_claude_code_files_import_once_and_export_back_line_for_line() {
 #[test]
 fn bad_files_are_refused_with_the_line_or_the_format_and_leave_nothing() {
     let data = tempfile::tempdir().expect("tempdir");
+    let files = tempfile::tempdir().expect("tempdir");
     let pi = std::fs::read_to_string(fixture("pi-session.jsonl")).expect("fixture");
-    let torn_file = data.path().join("torn.jsonl");
+    let torn_file = files.path().join("torn.jsonl");
     std::fs::write(&torn_file, &pi[..pi.trim_end().len() - 30]).expect("write");
     let torn = run(&["import", "--from", "pi", torn_file.to_str().expect("utf-8")], data.path());
     assert!(!torn.status.success(), "a torn file is refused: {}", said(&torn));
