@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the session-core npm package in host-wasm/npm (outputs gitignored): session-wasm for
-# wasm32-unknown-unknown with the release-wasm profile, wasm-bindgen --target web and bundler
+# wasm32-unknown-unknown with the release-wasm profile, wasm-bindgen --target web and bundler (and
+# web again for the `full` entry, built with other agents' formats)
 # (wasm-bindgen-cli must be 0.2.130, the exact version of the wasm-bindgen crate), the API schema
 # of the Rust types (native example) and the TypeScript declarations generated from it.
 set -euo pipefail
@@ -19,17 +20,27 @@ pkg=host-wasm/npm
 # gzipped bundle) are never seen in a page: a panic aborts the module (`panic = "abort"`) and std's
 # hook writes to a stderr that wasm32-unknown-unknown drops. `-Zlocation-detail=none` leaves them
 # out; it is unstable, so the stable toolchain runs it with RUSTC_BOOTSTRAP=1 (as cargo-fuzz is run).
-RUSTC_BOOTSTRAP=1 RUSTFLAGS="${RUSTFLAGS:-} -Zlocation-detail=none" \
-  cargo build -p session-wasm --target wasm32-unknown-unknown --profile release-wasm --locked
-for target in web bundler; do
-  rm -rf "$pkg/$target"
-  wasm-bindgen --target "$target" --remove-name-section --remove-producers-section \
-    --out-dir "$pkg/$target" target/wasm32-unknown-unknown/release-wasm/session_wasm.wasm
-  rm -f "$pkg/$target/.gitignore"
-done
+# Two builds of one crate: the main entry (web and bundler targets) without other agents' formats,
+# within its gzip budget; `full/` (web target) with them (feature `formats`: session::import,
+# session::export, `loadFile` of pi / Claude Code / OpenAI / UI message files).
+wasm=target/wasm32-unknown-unknown/release-wasm/session_wasm.wasm
+build() {
+  RUSTC_BOOTSTRAP=1 RUSTFLAGS="${RUSTFLAGS:-} -Zlocation-detail=none" \
+    cargo build -p session-wasm --target wasm32-unknown-unknown --profile release-wasm --locked "$@"
+}
+bindgen() {
+  rm -rf "$pkg/$2"
+  wasm-bindgen --target "$1" --remove-name-section --remove-producers-section --out-dir "$pkg/$2" "$wasm"
+  rm -f "$pkg/$2/.gitignore"
+}
+build
+bindgen web web
+bindgen bundler bundler
+build --features formats
+bindgen web full
 
 mkdir -p target/session-core-npm
 cargo run -q -p session-wasm --example api_schema --locked > target/session-core-npm/api-schema.json
 (cd host-wasm/npm-build && npm ci --no-audit --no-fund --loglevel=error)
 node host-wasm/npm-build/generate.mjs target/session-core-npm/api-schema.json "$pkg"
-ls -l "$pkg/web/session_wasm_bg.wasm"
+ls -l "$pkg/web/session_wasm_bg.wasm" "$pkg/full/session_wasm_bg.wasm"

@@ -121,7 +121,7 @@ export const VERSION = ${JSON.stringify(doc['x-version'])};
 
 // wasm-bindgen copies each Rust doc comment into the JS glue as well as into its `.d.ts`; editors
 // read the `.d.ts`, so the glue a page downloads drops them (about 0.9 KB gzipped).
-for (const glue of ['web/session_wasm.js', 'bundler/session_wasm_bg.js']) {
+for (const glue of ['web/session_wasm.js', 'full/session_wasm.js', 'bundler/session_wasm_bg.js']) {
   const path = join(packageDir, glue);
   const text = readFileSync(path, 'utf8');
   const docs = /(^|\n)[ \t]*\/\*\*[\s\S]*?\*\/(?=\n)/g;
@@ -131,9 +131,10 @@ for (const glue of ['web/session_wasm.js', 'bundler/session_wasm_bg.js']) {
 }
 
 // Entry points: wasm-bindgen's module (the web target adds `init` as default export) + api.
-for (const [target, hasInit] of [['web', true], ['bundler', false]]) {
+for (const [target, hasInit] of [['web', true], ['bundler', false], ['full', true]]) {
+  const what = target === 'full' ? "web target with other agents' formats" : `${target} target`;
   const lines = [
-    `// session-core, ${target} target: the wasm-bindgen module and the generated API. GENERATED.`,
+    `// session-core, ${what}: the wasm-bindgen module and the generated API. GENERATED.`,
     "export * from './session_wasm.js';",
     ...(hasInit ? ["export { default } from './session_wasm.js';"] : []),
     "export * from '../api.js';",

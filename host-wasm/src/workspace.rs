@@ -101,7 +101,7 @@ struct CallResult<'a> {
 /// request and response types generated from the catalog's schemas into the package's `api.d.ts`.
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CALL: &str = r#"
-import type { CallArgs, CallResult, FunctionId, Imported, Rebuilt, SimulationPlan, WorkspaceOptions } from "../api.js";
+import type { CallArgs, CallResult, FunctionId, Imported, LoadedFile, Rebuilt, SimulationPlan, WorkspaceOptions } from "../api.js";
 export interface Workspace {
   /**
    * Runs catalog function `function_id` on `request` (the engine's JSON shapes): its response and

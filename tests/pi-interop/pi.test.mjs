@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SessionManager } from '@mariozechner/pi-coding-agent';
-import { initSync, Workspace } from 'session-core';
+import { initSync, Workspace } from 'session-core/full';
 
-initSync({ module: readFileSync(fileURLToPath(import.meta.resolve('session-core/session_wasm_bg.wasm'))) });
+initSync({ module: readFileSync(fileURLToPath(import.meta.resolve('session-core/full/session_wasm_bg.wasm'))) });
 
 let clock = Date.UTC(2026, 11, 7, 12, 0, 0);
 const at = () => (clock += 1000);
