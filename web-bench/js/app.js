@@ -65,8 +65,9 @@ export async function loadFiles(files) {
       if (info.format === 'session-manager') state.sources.set(info.session_id, { fileName: file.name, data });
       else state.sources.delete(info.session_id);
       state.trees.delete(info.session_id);
-      const read = info.format === 'session-manager' ? '' : ` (${info.format})`;
-      notes.push(`${file.name}${read}: ${info.lines} lines${info.skipped ? `, ${info.skipped} skipped` : ''}`);
+      const own = info.format === 'session-manager';
+      const read = own ? `${info.lines} lines` : `(${info.format}) ${info.lines} entries`;
+      notes.push(`${file.name} ${read}${info.skipped ? `, ${info.skipped} skipped` : ''}`);
       first ??= info.session_id;
     } catch (error) {
       notes.push(`${file.name}: ${error.code ?? 'error'} ${error.message}`);

@@ -85,7 +85,7 @@ test('exports the session back to .jsonl, which loads to the same state', async 
     const info = store.load('s_001.jsonl', t);
     return { info, text: store.exportText('s_001') };
   }, text);
-  assert.deepEqual(again.info, { session_id: 's_001', lines: text.trim().split('\n').length, skipped: 0 });
+  assert.deepEqual(again.info, { format: 'session-manager', session_id: 's_001', lines: text.trim().split('\n').length, skipped: 0 });
   assert.equal(again.text, text);
 });
 
@@ -273,11 +273,11 @@ test("opens a pi file and a Claude Code file: their trees, branches and compacti
   };
   await page.setInputFiles('#file-input', [join(FIXTURES, 'pi-session.jsonl'), join(FIXTURES, 'claude-code.jsonl')]);
   await page.waitForSelector(`#sessions li[data-session="${claude.id}"]`);
-  assert.match(await page.textContent('#status'), /pi-session\.jsonl \(pi\): 14 lines.*claude-code\.jsonl \(claude-code\)/);
+  assert.match(await page.textContent('#status'), /pi-session\.jsonl \(pi\) 13 entries.*claude-code\.jsonl \(claude-code\) 11 entries/);
 
   await page.click(`#sessions li[data-session="${pi.id}"]`);
   await page.waitForSelector(`#tree .node.leaf-active[data-entry="${pi.leaf}"]`);
-  assert.match(await page.textContent('h2'), /pi sessions on disk/);
+  assert.match(await page.textContent('#session-header h2'), /pi sessions on disk/);
   assert.match(await transcriptText(), /Glad to help from the compacted branch\./);
   assert.match(await page.textContent(`#transcript [data-entry="${pi.compaction}"]`), /compaction/);
   await page.click(`#tree .node[data-entry="${pi.otherLeaf}"]`);
@@ -286,7 +286,7 @@ test("opens a pi file and a Claude Code file: their trees, branches and compacti
 
   await page.click(`#sessions li[data-session="${claude.id}"]`);
   await page.waitForSelector(`#tree .node.leaf-active[data-entry="${claude.leaf}"]`);
-  assert.match(await page.textContent('h2'), /Claude Code reads the session store/);
+  assert.match(await page.textContent('#session-header h2'), /Claude Code reads the session store/);
   assert.match(await transcriptText(), /Glad to help after the compaction\./);
   await page.click(`#tree .node[data-entry="${claude.otherLeaf}"]`);
   await page.waitForSelector(`#transcript [data-entry="${claude.otherLeaf}"]`);

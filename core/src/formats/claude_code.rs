@@ -415,7 +415,8 @@ fn meta_stash(
 ) -> Option<Object> {
     let mut claude_code = Map::new();
     let file_order: Vec<&str> = entries.iter().map(SessionEntry::id).collect();
-    let written: Vec<&str> = tree_order(entries, leaf).into_iter().map(SessionEntry::id).collect();
+    let written: Vec<&str> =
+        default_order(entries, leaf).into_iter().map(SessionEntry::id).collect();
     if file_order != written {
         let order = file_order.iter().map(|id| Value::String((*id).into())).collect();
         claude_code.insert("order".into(), Value::Array(order));
@@ -497,9 +498,9 @@ fn stashed_summaries(conversation: &Conversation) -> Option<Vec<(usize, Value)>>
 }
 
 /// The order entries are written in: the stashed file order when there is one (entries it does
-/// not name after it), else the tree order.
+/// not name after it), else the default order.
 fn write_order(conversation: &Conversation) -> Vec<&SessionEntry> {
-    let tree = tree_order(&conversation.entries, conversation.leaf.as_deref());
+    let tree = default_order(&conversation.entries, conversation.leaf.as_deref());
     let Some(order) = meta_stashed(conversation).and_then(|m| m.get("order")?.as_array()) else {
         return tree;
     };
@@ -512,6 +513,17 @@ fn write_order(conversation: &Conversation) -> Vec<&SessionEntry> {
         .collect();
     out.extend(tree.into_iter().filter(|e| !placed.contains(e.id())));
     out
+}
+
+/// The order a transcript is written in without a stashed one: oldest first with parents before
+/// children, the order Claude Code appends in, when that ends with the active leaf (a reader takes
+/// the last line as the leaf); else [`tree_order`].
+fn default_order<'a>(entries: &'a [SessionEntry], leaf: Option<&str>) -> Vec<&'a SessionEntry> {
+    let oldest = super::tree::oldest_first(entries);
+    match oldest.last().map(|e| e.id()) == leaf {
+        true => oldest,
+        false => tree_order(entries, leaf),
+    }
 }
 
 /// Parents before children, in the given order except that at every fork (and among the roots)
@@ -823,12 +835,31 @@ pub fn kept(conversation: &Conversation) -> Conversation {
     let mut out =
         Conversation::new(session_id.clone(), entries, leaf, conversation.meta.created_at);
     out.meta.title = conversation.meta.title.clone();
-    out.meta.metadata =
-        meta_stashed(conversation).and_then(|m| stash(FORMAT, Value::Object(m.clone())));
+    out.meta.metadata = kept_meta_stash(conversation, &out.entries, out.leaf.as_deref());
     match out.clone().checked() {
         Ok(checked) => checked,
         Err(_) => out,
     }
+}
+
+/// The session-level stash a reader of the written file finds: the one `conversation` had, with
+/// the file's order of `entries` (as written) when the default order would not give it back.
+fn kept_meta_stash(
+    conversation: &Conversation,
+    entries: &[SessionEntry],
+    leaf: Option<&str>,
+) -> Option<Object> {
+    let mut claude_code = meta_stashed(conversation).cloned().unwrap_or_default();
+    let written: Vec<&str> = entries.iter().map(SessionEntry::id).collect();
+    let default: Vec<&str> =
+        default_order(entries, leaf).into_iter().map(SessionEntry::id).collect();
+    match written == default {
+        true => claude_code.remove("order"),
+        false => {
+            claude_code.insert("order".into(), written.iter().map(|id| Value::from(*id)).collect())
+        }
+    };
+    stash(FORMAT, Value::Object(claude_code))
 }
 
 /// The call names a reader of the written file finds: the top-level function calls of user and

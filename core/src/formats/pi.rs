@@ -3,7 +3,7 @@
 //! what maps to what, what each side cannot hold and how the stash makes a pi file read and
 //! written back unchanged.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
@@ -800,8 +800,11 @@ fn written_order(conversation: &Conversation) -> Vec<SessionEntry> {
         .filter(|leaf| entries.iter().any(|e| e.id() == *leaf))
         .or_else(|| entries.last().map(SessionEntry::id));
     let leaf = entries.iter().find(|e| Some(e.id()) == leaf_id);
-    let mut order: Vec<SessionEntry> =
-        oldest_first(entries).into_iter().filter(|e| Some(e.id()) != leaf_id).cloned().collect();
+    let mut order: Vec<SessionEntry> = tree::oldest_first(entries)
+        .into_iter()
+        .filter(|e| Some(e.id()) != leaf_id)
+        .cloned()
+        .collect();
     order.extend(leaf.cloned());
     let title = &conversation.meta.title;
     if !title.is_empty() && title_of(&order) != *title {
@@ -809,33 +812,6 @@ fn written_order(conversation: &Conversation) -> Vec<SessionEntry> {
         let at = order.len().saturating_sub(usize::from(leaf.is_some()));
         order.insert(at, info);
     }
-    order
-}
-
-/// `entries` with every parent before its children, otherwise by time (then as given): pi
-/// appends in time order, so a file pi wrote comes back in its own order. Entries in a cycle of
-/// parents come last, as given.
-fn oldest_first(entries: &[SessionEntry]) -> Vec<&SessionEntry> {
-    let index: BTreeMap<&str, usize> =
-        entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
-    let mut ready = BTreeSet::new();
-    for (i, entry) in entries.iter().enumerate() {
-        match entry.parent_id().and_then(|p| index.get(p)) {
-            Some(&parent) if parent != i => children[parent].push(i),
-            _ => {
-                ready.insert((entry.timestamp(), i));
-            }
-        }
-    }
-    let mut placed = vec![false; entries.len()];
-    let mut order = Vec::with_capacity(entries.len());
-    while let Some((_, i)) = ready.pop_first() {
-        placed[i] = true;
-        order.push(&entries[i]);
-        ready.extend(children[i].iter().map(|&child| (entries[child].timestamp(), child)));
-    }
-    order.extend(entries.iter().zip(&placed).filter(|(_, placed)| !**placed).map(|(e, _)| e));
     order
 }
 

@@ -1,6 +1,6 @@
 //! The entry tree a format file holds: put in an order this store can apply (parents first),
-//! checked (unique ids, parents present, no cycle), and walked root → leaf for the formats that
-//! hold one branch.
+//! checked (unique ids, parents present, no cycle), walked root → leaf for the formats that
+//! hold one branch, and put oldest first (the order pi and Claude Code append in).
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
@@ -75,4 +75,31 @@ pub fn branch<'a>(entries: &'a [SessionEntry], leaf: Option<&str>) -> Vec<&'a Se
     }
     path.reverse();
     path
+}
+
+/// `entries` with every parent before its children, otherwise by time (then as given): pi and
+/// Claude Code append in time order, so a file they wrote comes back in its own order. Entries in a cycle of
+/// parents come last, as given.
+pub fn oldest_first(entries: &[SessionEntry]) -> Vec<&SessionEntry> {
+    let index: BTreeMap<&str, usize> =
+        entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
+    let mut children: Vec<Vec<usize>> = alloc::vec![Vec::new(); entries.len()];
+    let mut ready = BTreeSet::new();
+    for (i, entry) in entries.iter().enumerate() {
+        match entry.parent_id().and_then(|p| index.get(p)) {
+            Some(&parent) if parent != i => children[parent].push(i),
+            _ => {
+                ready.insert((entry.timestamp(), i));
+            }
+        }
+    }
+    let mut placed = alloc::vec![false; entries.len()];
+    let mut order = Vec::with_capacity(entries.len());
+    while let Some((_, i)) = ready.pop_first() {
+        placed[i] = true;
+        order.push(&entries[i]);
+        ready.extend(children[i].iter().map(|&child| (entries[child].timestamp(), child)));
+    }
+    order.extend(entries.iter().zip(&placed).filter(|(_, placed)| !**placed).map(|(e, _)| e));
+    order
 }
