@@ -9,6 +9,8 @@
 pub mod claude_code;
 #[cfg(test)]
 pub mod corpus;
+mod data_url;
+mod items;
 pub mod openai;
 pub mod pi;
 pub mod time;

@@ -8,104 +8,22 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
-use core::cell::Cell;
-use core::fmt;
-use serde::de::{Deserializer as _, SeqAccess, Visitor};
 use serde_json::{json, Value};
 
+use super::data_url::{data_url, parse_data_url};
+use super::items::{first_object, json_items, unique_id};
 use super::{rest, stash, stashed, Conversation, Format, FormatError, Source};
 use crate::wire::{AgentMessage, ContentBlock, Object, SessionEntry, StopReason};
 
 /// The item types this module maps to messages; any other type becomes a custom entry.
 const KNOWN_TYPES: [&str; 4] = ["message", "function_call", "function_call_output", "reasoning"];
 
+/// The prefix of the id of an entry whose item has none (`openai_<index>`).
+const ID_PREFIX: &str = "openai";
+
 /// The custom type of an entry holding an item of a type we do not map.
 fn custom_type_of(item_type: &str) -> String {
     format!("openai.{item_type}")
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reading the file into items
-
-/// The objects of a JSON array (numbered by 1-based item) or of JSONL (numbered by line).
-pub(super) fn json_items(source: &Source<'_>) -> Result<Vec<(usize, Object)>, FormatError> {
-    let first = source.bytes.iter().find(|b| !b.is_ascii_whitespace());
-    match first {
-        None => Err(FormatError::whole(format!("{} is empty", source.name))),
-        Some(b'[') => array_items(source.bytes),
-        Some(_) => jsonl_items(source),
-    }
-}
-
-fn array_items(bytes: &[u8]) -> Result<Vec<(usize, Object)>, FormatError> {
-    let parsed = Cell::new(0usize);
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let values = deserializer
-        .deserialize_seq(CountingSeq { parsed: &parsed })
-        .and_then(|values| deserializer.end().map(|()| values))
-        .map_err(|e| {
-            FormatError::at(
-                parsed.get() + 1,
-                format!("item {} (text line {}) is not JSON: {e}", parsed.get() + 1, e.line()),
-            )
-        })?;
-    values.into_iter().enumerate().map(|(i, value)| object_at(i + 1, value)).collect()
-}
-
-/// Deserializes a JSON array's values, counting the ones read so that an error names its item.
-struct CountingSeq<'a> {
-    parsed: &'a Cell<usize>,
-}
-
-impl<'de> Visitor<'de> for CountingSeq<'_> {
-    type Value = Vec<Value>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON array of items")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
-        let mut values = Vec::new();
-        while let Some(value) = seq.next_element::<Value>()? {
-            values.push(value);
-            self.parsed.set(values.len());
-        }
-        Ok(values)
-    }
-}
-
-fn jsonl_items(source: &Source<'_>) -> Result<Vec<(usize, Object)>, FormatError> {
-    source
-        .lines()
-        .map(|(line, bytes)| {
-            let value = serde_json::from_slice::<Value>(bytes)
-                .map_err(|e| FormatError::at(line, format!("not a JSON line: {e}")))?;
-            object_at(line, value)
-        })
-        .collect()
-}
-
-fn object_at(line: usize, value: Value) -> Result<(usize, Object), FormatError> {
-    match value {
-        Value::Object(object) => Ok((line, object)),
-        other => Err(FormatError::at(line, format!("not a JSON object: {other}"))),
-    }
-}
-
-/// The first object of a JSON array or JSONL (`None` when there is none that parses).
-pub(super) fn first_object(bytes: &[u8]) -> Option<Object> {
-    let text = core::str::from_utf8(bytes).ok()?;
-    let trimmed = text.trim_start();
-    let value: Value = if trimmed.starts_with('[') {
-        serde_json::from_str::<Vec<Value>>(trimmed).ok()?.into_iter().next()?
-    } else {
-        let line = trimmed.lines().next()?;
-        serde_json::from_str(line).ok()?
-    };
-    match value {
-        Value::Object(object) => Some(object),
-        _ => None,
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,17 +56,6 @@ fn has_openai_parts(content: Option<&Value>) -> bool {
 
 // ---------------------------------------------------------------------------------------------
 // Content parts ↔ blocks
-
-/// `data:<mime>;base64,<data>` → (mime, data).
-pub(super) fn parse_data_url(url: &str) -> Option<(String, String)> {
-    let rest = url.strip_prefix("data:")?;
-    let (mime, data) = rest.split_once(";base64,")?;
-    Some((mime.to_string(), data.to_string()))
-}
-
-pub(super) fn data_url(mime: &str, data: &str) -> String {
-    format!("data:{mime};base64,{data}")
-}
 
 /// The block of one content part (`None`: a part no block holds, kept only in the stash).
 fn block_of_part(part: &Value) -> Option<ContentBlock> {
@@ -222,7 +129,7 @@ pub fn read(source: &Source<'_>) -> Result<Conversation, FormatError> {
     for (index, (line, item)) in items.into_iter().enumerate() {
         let timestamp = source.modified + index as i64;
         let hint = item.get("id").and_then(Value::as_str).map(str::to_string);
-        let id = unique_id(hint.as_deref(), index, &mut reader.ids);
+        let id = unique_id(ID_PREFIX, hint.as_deref(), index, &mut reader.ids);
         let parent_id = entries.last().map(|e| e.id().to_string());
         let entry = match reader.message_of(line, &item, timestamp)? {
             Some((message, extra)) => SessionEntry::Message {
@@ -274,22 +181,6 @@ fn is_known(item: &Object) -> bool {
         Some(kind) => KNOWN_TYPES.contains(&kind),
         None => item.contains_key("role"),
     }
-}
-
-/// The entry id of the item at `index`: its own id when it has an unused one, else
-/// `openai_<index>` (made unique).
-fn unique_id(hint: Option<&str>, index: usize, used: &mut BTreeSet<String>) -> String {
-    let mut id = match hint {
-        Some(hint) if !hint.is_empty() && !used.contains(hint) => hint.to_string(),
-        _ => format!("openai_{index}"),
-    };
-    let mut n = 1;
-    while used.contains(&id) {
-        id = format!("openai_{index}_{n}");
-        n += 1;
-    }
-    used.insert(id.clone());
-    id
 }
 
 /// What reading remembers across items: the ids taken and the calls made (call id → name).
@@ -745,7 +636,7 @@ pub fn kept(conversation: &Conversation) -> Conversation {
     let mut entries: Vec<SessionEntry> = Vec::new();
     for (index, piece) in pieces.into_iter().enumerate() {
         let timestamp = base + index as i64;
-        let id = unique_id(piece.id_hint.as_deref(), index, &mut ids);
+        let id = unique_id(ID_PREFIX, piece.id_hint.as_deref(), index, &mut ids);
         let parent_id = entries.last().map(|e| e.id().to_string());
         let entry = match piece.body {
             PieceBody::Custom(custom_type, data) => SessionEntry::Custom {

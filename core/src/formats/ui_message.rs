@@ -10,11 +10,14 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde_json::{json, Value};
 
-use super::openai::{data_url, first_object, json_items, parse_data_url};
+use super::data_url::{data_url, parse_data_url};
+use super::items::{first_object, json_items, unique_id};
 use super::time::from_rfc3339;
 use super::{stash, stashed, Conversation, Format, FormatError, Source};
 use crate::wire::{AgentMessage, ContentBlock, Object, SessionEntry, StopReason};
 
+/// The prefix of the id of an entry whose UIMessage has none (`ui_message_<index>`).
+const ID_PREFIX: &str = "ui_message";
 /// The stash key of a part no block holds, kept whole in its place.
 const WHOLE_PART: &str = "$part";
 /// The stash key listing the fields writing would add that the original did not have.
@@ -204,7 +207,7 @@ impl Chain {
         let index = self.entries.len();
         let timestamp = own_time.unwrap_or(self.base + index as i64);
         set_time(&mut message, timestamp);
-        let id = unique_id(hint, index, &mut self.ids);
+        let id = unique_id(ID_PREFIX, hint, index, &mut self.ids);
         let parent_id = self.entries.last().map(|e| e.id().to_string());
         self.entries.push(SessionEntry::Message {
             id,
@@ -224,21 +227,6 @@ fn set_time(message: &mut AgentMessage, at: i64) {
         | AgentMessage::FunctionResult { timestamp, .. }
         | AgentMessage::Custom { timestamp, .. } => *timestamp = at,
     }
-}
-
-/// The message's own id when it has an unused one, else `ui_message_<index>` (made unique).
-fn unique_id(hint: Option<&str>, index: usize, used: &mut BTreeSet<String>) -> String {
-    let mut id = match hint {
-        Some(hint) if !hint.is_empty() && !used.contains(hint) => hint.to_string(),
-        _ => format!("ui_message_{index}"),
-    };
-    let mut n = 1;
-    while used.contains(&id) {
-        id = format!("ui_message_{index}_{n}");
-        n += 1;
-    }
-    used.insert(id.clone());
-    id
 }
 
 /// A UIMessage's own time: its `createdAt` (older SDK versions) when that is an RFC 3339 time.
@@ -282,7 +270,7 @@ fn read_message(line: usize, message: &Object, chain: &mut Chain) -> Result<(), 
     let time = own_time(message);
     let first = first_message(role, blocks);
     let index = chain.entries.len();
-    let written_id = unique_id(hint, index, &mut chain.ids.clone());
+    let written_id = unique_id(ID_PREFIX, hint, index, &mut chain.ids.clone());
     let generated = message_fields(&written_id, role, Vec::new());
     let mut extra = diff(message, &generated);
     extra.remove("parts");
