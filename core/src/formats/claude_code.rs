@@ -10,9 +10,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
+use super::message::texts;
 use super::time::{from_rfc3339, to_rfc3339};
 use super::tree::branch;
-use super::{rest, stash, stashed, Conversation, Format, FormatError, Source};
+use super::{rest, set_origin, stash, stashed, Conversation, Format, FormatError, Source};
 use crate::compaction::COMPACTION;
 use crate::wire::{AgentMessage, ContentBlock, Object, SessionEntry, StopReason, Usage};
 
@@ -323,18 +324,35 @@ fn result_message(
 
 fn assistant_message(message: Option<&Value>, timestamp: i64) -> AgentMessage {
     let field = |key| message.and_then(|m| m.get(key));
-    let (stop_reason, native_stop_reason) = stop_of(field("stop_reason").and_then(Value::as_str));
+    anthropic_assistant(
+        blocks_of(field("content")),
+        stop_of(field("stop_reason").and_then(Value::as_str)),
+        field("model").and_then(Value::as_str).unwrap_or_default().to_string(),
+        field("usage").and_then(Value::as_object).map(usage_of),
+        timestamp,
+    )
+}
+
+/// An assistant message as an assistant line gives it: from `anthropic`, its stop reason with
+/// the raw one when ours cannot say it, and no error, warnings or agent.
+fn anthropic_assistant(
+    content: Vec<ContentBlock>,
+    (stop_reason, native_stop_reason): (StopReason, Option<String>),
+    model: String,
+    usage: Option<Usage>,
+    timestamp: i64,
+) -> AgentMessage {
     AgentMessage::Assistant {
-        content: blocks_of(field("content")),
+        content,
         stop_reason,
-        model: field("model").and_then(Value::as_str).unwrap_or_default().to_string(),
+        model,
         provider: "anthropic".into(),
         timestamp,
         native_stop_reason,
         error_message: None,
         error_kind: None,
         warnings: None,
-        usage: field("usage").and_then(Value::as_object).map(usage_of),
+        usage,
         agent: None,
     }
 }
@@ -703,13 +721,7 @@ fn system_line(
 
 /// The text blocks of `content` as one string (`None` without any).
 fn joined_text(content: &[ContentBlock]) -> Option<String> {
-    let texts: Vec<&str> = content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let texts = texts(content);
     (!texts.is_empty()).then(|| texts.concat())
 }
 
@@ -963,30 +975,16 @@ fn kept_message(
         AgentMessage::Assistant {
             content, stop_reason, model, native_stop_reason, usage, ..
         } => {
-            let (stop_reason, native_stop_reason) = match native_stop_reason {
+            let stop = match native_stop_reason {
                 Some(native) => stop_of(Some(native)),
                 None => match stop_reason {
                     StopReason::Aborted | StopReason::Error => (StopReason::End, None),
                     other => (*other, None),
                 },
             };
-            AgentMessage::Assistant {
-                content: kept_blocks(content),
-                stop_reason,
-                model: model.clone(),
-                provider: "anthropic".into(),
-                timestamp,
-                native_stop_reason,
-                error_message: None,
-                error_kind: None,
-                warnings: None,
-                usage: usage.as_ref().map(|u| Usage {
-                    reasoning: None,
-                    cost_usd: None,
-                    ..u.clone()
-                }),
-                agent: None,
-            }
+            let usage =
+                usage.as_ref().map(|u| Usage { reasoning: None, cost_usd: None, ..u.clone() });
+            anthropic_assistant(kept_blocks(content), stop, model.clone(), usage, timestamp)
         }
         AgentMessage::Custom { custom_type, content, details, .. } => AgentMessage::Custom {
             custom_type: custom_type.clone(),
@@ -1107,14 +1105,6 @@ fn apply(default: Value, patch: &Value) -> Value {
             Value::Array(items)
         }
         other => other,
-    }
-}
-
-fn set_origin(entry: &mut SessionEntry, value: Option<Object>) {
-    match entry {
-        SessionEntry::Message { origin, .. } | SessionEntry::Custom { origin, .. } => {
-            *origin = value
-        }
     }
 }
 

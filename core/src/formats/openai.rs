@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::data_url::{data_url, parse_data_url};
 use super::items::{first_object, json_items, unique_id};
+use super::message::bare_assistant;
 use super::{rest, stash, stashed, Conversation, Format, FormatError, Source};
 use crate::wire::{AgentMessage, ContentBlock, Object, SessionEntry, StopReason};
 
@@ -322,19 +323,7 @@ fn reasoning_item(item: &Object, timestamp: i64) -> Result<(AgentMessage, Object
 }
 
 fn assistant(content: Vec<ContentBlock>, stop_reason: StopReason, timestamp: i64) -> AgentMessage {
-    AgentMessage::Assistant {
-        content,
-        stop_reason,
-        model: String::new(),
-        provider: "openai".into(),
-        timestamp,
-        native_stop_reason: None,
-        error_message: None,
-        error_kind: None,
-        warnings: None,
-        usage: None,
-        agent: None,
-    }
+    bare_assistant(content, stop_reason, "openai", timestamp)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
 use super::time::{from_rfc3339, to_rfc3339};
-use super::{stash, stashed, tree, Conversation, Format, FormatError, Skipped, Source};
+use super::{set_origin, stash, stashed, tree, Conversation, Format, FormatError, Skipped, Source};
 use crate::compaction::{record_of, COMPACTION};
 use crate::wire::{AgentMessage, ContentBlock, Object, SessionEntry, StopReason, Usage};
 
@@ -502,12 +502,6 @@ fn kind_is_message(kind: &Kind) -> bool {
         kind,
         Kind::User | Kind::Assistant | Kind::ToolResult | Kind::RoleCustom | Kind::RoleOther(_)
     )
-}
-
-fn set_origin(entry: &mut SessionEntry, new: Option<Object>) {
-    match entry {
-        SessionEntry::Message { origin, .. } | SessionEntry::Custom { origin, .. } => *origin = new,
-    }
 }
 
 /// The message a line of `kind` reads into (`None`: it reads into a custom entry). `body` is

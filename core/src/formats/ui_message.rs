@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::data_url::{data_url, parse_data_url};
 use super::items::{first_object, json_items, unique_id};
+use super::message::{bare_assistant, texts};
 use super::time::from_rfc3339;
 use super::{stash, stashed, Conversation, Format, FormatError, Source};
 use crate::wire::{AgentMessage, ContentBlock, Object, SessionEntry, StopReason};
@@ -304,19 +305,8 @@ fn first_message(role: &str, content: Vec<ContentBlock>) -> AgentMessage {
 
 fn assistant(content: Vec<ContentBlock>) -> AgentMessage {
     let calls = content.iter().any(|b| matches!(b, ContentBlock::FunctionCall { .. }));
-    AgentMessage::Assistant {
-        content,
-        stop_reason: if calls { StopReason::FunctionCall } else { StopReason::End },
-        model: String::new(),
-        provider: String::new(),
-        timestamp: 0,
-        native_stop_reason: None,
-        error_message: None,
-        error_kind: None,
-        warnings: None,
-        usage: None,
-        agent: None,
-    }
+    let stop_reason = if calls { StopReason::FunctionCall } else { StopReason::End };
+    bare_assistant(content, stop_reason, "", 0)
 }
 
 fn result_message(call_id: String, name: String, outcome: &Outcome) -> AgentMessage {
@@ -436,14 +426,7 @@ fn outcomes_after(blocks: &[ContentBlock], after: &[&SessionEntry]) -> Vec<(Stri
 }
 
 fn joined_text(content: &[ContentBlock]) -> String {
-    let texts: Vec<&str> = content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
+    texts(content).join("\n")
 }
 
 fn outcome_of<'a>(block: &ContentBlock, outcomes: &'a [(String, Outcome)]) -> Option<&'a Outcome> {
