@@ -5,9 +5,11 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
+use super::kind::written_kind;
 use super::kind::Kind;
-use super::read::{custom_type_of_role, is_zero_usage, other_role_content, title_of};
-use super::write::{held, joined_text, meta_pi, written_kind, written_order, Allowed};
+use super::read::{custom_type_of_role, is_zero_usage, other_role_content};
+use super::title_of;
+use super::write::{held, joined_text, meta_pi, written_order, Allowed};
 use super::BRANCH_SUMMARY;
 use crate::compaction::COMPACTION;
 use crate::formats::{stash, stashed, tree, Conversation, Format};

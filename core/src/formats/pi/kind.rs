@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::String;
 use serde_json::{Map, Value};
 
-use super::{object_at, str_at};
+use super::{object_at, str_at, Stash};
 use crate::compaction::record_of;
 use crate::wire::{AgentMessage, SessionEntry};
 
@@ -133,4 +133,12 @@ impl Kind {
 
 fn is_compaction_record(entry: &SessionEntry) -> bool {
     matches!(record_of(entry), Some(Ok(_)))
+}
+
+/// The kind an entry is written as: its stash's, when the entry still fits it, else its own.
+pub(super) fn written_kind(entry: &SessionEntry) -> Kind {
+    Stash::of(entry)
+        .kind
+        .filter(|kind| kind.fits(entry))
+        .unwrap_or_else(|| Kind::default_for(entry))
 }

@@ -19,7 +19,7 @@ pub use write::write;
 use alloc::string::String;
 use serde_json::{Map, Value};
 
-use self::kind::Kind;
+use self::kind::{written_kind, Kind};
 use self::patch::Patch;
 use crate::formats::{stashed, Format, Source};
 use crate::wire::SessionEntry;
@@ -93,4 +93,20 @@ fn str_at<'a>(object: &'a Map<String, Value>, key: &str) -> &'a str {
 
 fn object_at<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Map<String, Value>> {
     object.get(key).and_then(Value::as_object)
+}
+
+/// The session's title as pi names it: the last `session_info` entry with a non-empty name.
+fn title_of(entries: &[SessionEntry]) -> String {
+    entries
+        .iter()
+        .rev()
+        .filter(|entry| written_kind(entry) == Kind::Spread(SESSION_INFO.into()))
+        .find_map(|entry| match entry {
+            SessionEntry::Custom { data, .. } => {
+                data.get("name").and_then(Value::as_str).filter(|name| !name.is_empty())
+            }
+            SessionEntry::Message { .. } => None,
+        })
+        .map(String::from)
+        .unwrap_or_default()
 }

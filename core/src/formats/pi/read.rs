@@ -10,9 +10,9 @@ use serde_json::{json, Map, Value};
 
 use super::kind::Kind;
 use super::patch::Patch;
-use super::write::{header_line, line_of, written_kind};
+use super::write::{header_line, line_of};
 use super::{
-    object_at, str_at, Stash, BASH_EXECUTION, BRANCH_SUMMARY, ENTRY_KEYS, SESSION_INFO, VERSION,
+    object_at, str_at, title_of, Stash, BASH_EXECUTION, BRANCH_SUMMARY, ENTRY_KEYS, VERSION,
 };
 use crate::compaction::COMPACTION;
 use crate::formats::time::from_rfc3339;
@@ -392,22 +392,6 @@ pub(super) fn is_zero_usage(usage: &Usage) -> bool {
         .iter()
         .all(|n| n.unwrap_or(0) == 0)
         && usage.cost_usd.unwrap_or(0.0) == 0.0
-}
-
-/// The session's title as pi names it: the last `session_info` entry with a non-empty name.
-pub(super) fn title_of(entries: &[SessionEntry]) -> String {
-    entries
-        .iter()
-        .rev()
-        .filter(|entry| written_kind(entry) == Kind::Spread(SESSION_INFO.into()))
-        .find_map(|entry| match entry {
-            SessionEntry::Custom { data, .. } => {
-                data.get("name").and_then(Value::as_str).filter(|name| !name.is_empty())
-            }
-            SessionEntry::Message { .. } => None,
-        })
-        .map(String::from)
-        .unwrap_or_default()
 }
 
 /// `metadata.pi` of a read header: `cwd` (when not empty), `parent_session`, and `header`, the

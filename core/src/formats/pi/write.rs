@@ -6,10 +6,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
-use super::kind::Kind;
+use super::kind::{written_kind, Kind};
 use super::patch::Patch;
-use super::read::title_of;
-use super::{Stash, SESSION_INFO, VERSION};
+use super::{title_of, Stash, SESSION_INFO, VERSION};
 use crate::formats::time::to_rfc3339;
 use crate::formats::{stash, tree, Conversation, Format};
 use crate::wire::{AgentMessage, ContentBlock, Object, SessionEntry, StopReason, Usage};
@@ -117,14 +116,6 @@ fn title_entry(
         custom_type: SESSION_INFO.into(),
         data: json!({ "name": title }),
     }
-}
-
-/// The kind an entry is written as: its stash's, when the entry still fits it, else its own.
-pub(super) fn written_kind(entry: &SessionEntry) -> Kind {
-    Stash::of(entry)
-        .kind
-        .filter(|kind| kind.fits(entry))
-        .unwrap_or_else(|| Kind::default_for(entry))
 }
 
 /// The pi line of one entry: the line its fields make, patched back to what pi had.
