@@ -9,6 +9,9 @@
 pub mod claude_code;
 #[cfg(test)]
 pub mod corpus;
+mod data_url;
+mod items;
+mod message;
 pub mod openai;
 pub mod pi;
 pub mod time;
@@ -298,6 +301,15 @@ pub fn stash(format: Format, extra: Value) -> Option<Object> {
 /// What [`stash`] kept of `format` in `entry`'s origin.
 pub fn stashed(format: Format, entry: &SessionEntry) -> Option<&Value> {
     entry.origin()?.get(format.origin_key())
+}
+
+/// Puts `origin` in `entry` (in place of the one it had).
+pub fn set_origin(entry: &mut SessionEntry, origin: Option<Object>) {
+    match entry {
+        SessionEntry::Message { origin: at, .. } | SessionEntry::Custom { origin: at, .. } => {
+            *at = origin
+        }
+    }
 }
 
 /// The fields of `object` other than `known`: what a reader keeps with [`stash`].
