@@ -103,6 +103,13 @@ pub fn unique_id(
     index: usize,
     used: &mut BTreeSet<String>,
 ) -> String {
+    let id = fresh_id(prefix, hint, index, used);
+    used.insert(id.clone());
+    id
+}
+
+/// The id [`unique_id`] gives next, without taking it.
+pub fn fresh_id(prefix: &str, hint: Option<&str>, index: usize, used: &BTreeSet<String>) -> String {
     let mut id = match hint {
         Some(hint) if !hint.is_empty() && !used.contains(hint) => hint.to_string(),
         _ => format!("{prefix}_{index}"),
@@ -112,6 +119,5 @@ pub fn unique_id(
         id = format!("{prefix}_{index}_{n}");
         n += 1;
     }
-    used.insert(id.clone());
     id
 }

@@ -2,6 +2,7 @@
 //! index beside their data: nothing, some entries (and the session's own text: title,
 //! description, `updated_at`), or the whole session (trashed, restored, deleted, cleared).
 
+use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -21,6 +22,9 @@ pub enum Touched {
 impl Touched {
     pub fn of(changes: &ChangeSet) -> Touched {
         let mut touched = Touched::Nothing;
+        // Each id once, in the order first written: a set beside the list, so a change set of
+        // many entries (an import) costs O(n log n), not O(n²).
+        let mut seen = BTreeSet::new();
         for write in &changes.writes {
             let entry = match write {
                 Write::DeleteEntries | Write::DeleteMeta | Write::Trash { .. } | Write::Restore => {
@@ -45,10 +49,8 @@ impl Touched {
                     ids
                 }
             };
-            if let Some(id) = entry {
-                if !ids.iter().any(|known| known == id) {
-                    ids.push(String::from(id));
-                }
+            if let Some(id) = entry.filter(|id| seen.insert(*id)) {
+                ids.push(String::from(id));
             }
         }
         touched

@@ -1,7 +1,7 @@
 //! Reading a pi session file: the header, each entry line as an entry whose origin stashes what
 //! the entry does not hold of it, the title and `metadata.pi`.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
@@ -41,7 +41,7 @@ pub fn read(source: &Source<'_>) -> Result<Conversation, FormatError> {
         }
     }
     let parsed = without_replaced_ids(parsed, &mut skipped);
-    let ids: Vec<&str> = parsed.iter().map(|(_, object)| str_at(object, "id")).collect();
+    let ids: BTreeSet<&str> = parsed.iter().map(|(_, object)| str_at(object, "id")).collect();
     let entries: Vec<SessionEntry> =
         parsed.iter().map(|(_, object)| entry_of(object, &ids, source.modified)).collect();
     let title = title_of(&entries);
@@ -154,11 +154,11 @@ fn without_replaced_ids(
 
 /// One entry line as an entry whose origin stashes what the entry does not hold of it. A parent
 /// that is not in the file (or the entry itself) makes it a root, as pi's tree does.
-fn entry_of(line: &Map<String, Value>, ids: &[&str], modified: i64) -> SessionEntry {
+fn entry_of(line: &Map<String, Value>, ids: &BTreeSet<&str>, modified: i64) -> SessionEntry {
     let kind = Kind::of_line(line);
     let id = str_at(line, "id").to_string();
     let parent_id = match line.get("parentId") {
-        Some(Value::String(parent)) if *parent != id && ids.contains(&parent.as_str()) => {
+        Some(Value::String(parent)) if *parent != id && ids.contains(parent.as_str()) => {
             Some(parent.clone())
         }
         _ => None,

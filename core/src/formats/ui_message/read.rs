@@ -12,7 +12,7 @@ use super::diff::diff;
 use super::parts::{block_of, part_of, Outcome};
 use super::write::message_fields;
 use super::{ID_PREFIX, WHOLE_PART};
-use crate::formats::items::{json_items, unique_id};
+use crate::formats::items::{fresh_id, json_items, unique_id};
 use crate::formats::message::bare_assistant;
 use crate::formats::time::from_rfc3339;
 use crate::formats::{stash, Conversation, Format, FormatError, Source};
@@ -113,7 +113,7 @@ fn read_message(line: usize, message: &Object, chain: &mut Chain) -> Result<(), 
     let time = own_time(message);
     let first = first_message(role, blocks);
     let index = chain.entries.len();
-    let written_id = unique_id(ID_PREFIX, hint, index, &mut chain.ids.clone());
+    let written_id = fresh_id(ID_PREFIX, hint, index, &chain.ids);
     let generated = message_fields(&written_id, role, Vec::new());
     let mut extra = diff(message, &generated);
     extra.remove("parts");
