@@ -147,7 +147,7 @@ if [ "$cargo_fuzz_found" != "$CARGO_FUZZ_VERSION" ]; then
   cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
 fi
 FUZZ_CORPUS="$(mktemp -d)"
-(cd fuzz && cargo test --lib && for target in dispatch cursor jsonl_replay; do
+(cd fuzz && cargo test --lib && for target in dispatch cursor jsonl_replay formats; do
   mkdir -p "$FUZZ_CORPUS/$target"
   RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" "$FUZZ_CORPUS/$target" "seeds/$target" -- \
     -dict=dict/json.dict -max_total_time=20 -timeout=10
