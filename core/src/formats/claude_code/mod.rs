@@ -3,7 +3,7 @@
 //! origin as a patch against the line this module would write for that entry, so a transcript
 //! read and written back gives the same JSON values line for line.
 //! `architecture/formats/claude-code.md` says what maps to what and what is lost. This file
-//! holds the names every operation uses and [`looks_like`]; [`read`], [`write`], [`kept`] and
+//! holds the names every operation uses and [`looks_like`]; [`read`], [`write()`], [`kept`] and
 //! the origin's patch have a file each.
 
 mod kept;

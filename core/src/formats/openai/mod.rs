@@ -1,7 +1,7 @@
 //! OpenAI Responses / Conversations items (a JSON array or JSONL, one branch) ↔ this store's
 //! entries: one entry per item; what an item has beyond our fields stays in the entry's origin
 //! under `"openai"` (`architecture/formats/openai.md`). This file holds the names every
-//! operation uses and [`looks_like`]; content parts, [`read`], [`write`] and [`kept`] have a file
+//! operation uses and [`looks_like`]; content parts, [`read`], [`write()`] and [`kept`] have a file
 //! each.
 
 mod kept;

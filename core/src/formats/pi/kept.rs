@@ -17,7 +17,7 @@ use crate::wire::{AgentMessage, ContentBlock, Object, SessionEntry, Usage};
 
 /// What of `conversation` survives being written to pi and read back: the entries in the order
 /// written, then put parents first, the leaf the last one written, each entry as pi holds it
-/// ([`kept_entry`]), a `session_info` entry when the title needed one, and the meta pi holds
+/// (`kept_entry`), a `session_info` entry when the title needed one, and the meta pi holds
 /// (id, title, creation time, `metadata.pi`; status `done`, no description, draft or fork).
 pub fn kept(conversation: &Conversation) -> Conversation {
     let written = written_order(conversation);

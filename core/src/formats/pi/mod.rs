@@ -2,7 +2,7 @@
 //! by `id` / `parentId` whose last line is pi's active leaf. `architecture/formats/pi.md` says
 //! what maps to what, what each side cannot hold and how the stash makes a pi file read and
 //! written back unchanged. This file holds what every operation uses (the stash, small readers
-//! of JSON objects) and [`looks_like`]; [`read`], [`write`] and [`kept`] have a file each.
+//! of JSON objects) and [`looks_like`]; [`read`], [`write()`] and [`kept`] have a file each.
 
 mod kept;
 mod kind;

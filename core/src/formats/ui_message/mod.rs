@@ -3,7 +3,7 @@
 //! entry per finished tool part; what a message or part has beyond our fields stays in the first
 //! entry's origin under `"ui_message"` (`architecture/formats/ui-message.md`). This file holds
 //! the names every operation uses and [`looks_like`]; the stashed differences, parts, [`read`],
-//! [`write`] and [`kept`] have a file each.
+//! [`write()`] and [`kept`] have a file each.
 
 mod diff;
 mod kept;
