@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../web-bench/tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../web-bench/tests/other-agents").join(name)
 }
 
 fn run(args: &[&str], data_dir: &Path) -> Output {

@@ -29,7 +29,7 @@ fn main() {
 fn import_export_cli(url: &str) -> Result<(), String> {
     let schema = fresh_config(url).schema;
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../web-bench/tests/fixtures/claude-code.jsonl");
+        .join("../web-bench/tests/other-agents/claude-code.jsonl");
     let out = tempfile::tempdir().map_err(|e| e.to_string())?;
     let run = |args: &[&str]| {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_session-manager"))

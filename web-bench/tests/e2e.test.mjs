@@ -10,6 +10,8 @@ import { serve, ROOT } from './serve.mjs';
 import { launch } from './browser.mjs';
 
 const FIXTURES = join(ROOT, 'tests', 'fixtures');
+// Files pi and Claude Code wrote (the fixtures above are exactly what the native export writes).
+const OTHER_AGENTS = join(ROOT, 'tests', 'other-agents');
 const OUTPUT = join(ROOT, 'tests', 'output');
 let server, browser, page;
 
@@ -271,7 +273,7 @@ test("opens a pi file and a Claude Code file: their trees, branches and compacti
     leaf: 'c0000000-0000-4000-8000-000000000011',
     otherLeaf: 'c0000000-0000-4000-8000-000000000007',
   };
-  await page.setInputFiles('#file-input', [join(FIXTURES, 'pi-session.jsonl'), join(FIXTURES, 'claude-code.jsonl')]);
+  await page.setInputFiles('#file-input', [join(OTHER_AGENTS, 'pi-session.jsonl'), join(OTHER_AGENTS, 'claude-code.jsonl')]);
   await page.waitForSelector(`#sessions li[data-session="${claude.id}"]`);
   assert.match(await page.textContent('#status'), /pi-session\.jsonl \(pi\) 13 entries.*claude-code\.jsonl \(claude-code\) 11 entries/);
 
