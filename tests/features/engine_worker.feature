@@ -155,3 +155,15 @@ Feature: session-manager on a real iii engine
     And handler "deleted" receives 2 events
     When the client calls "session::list" with {}
     Then the engine response field "sessions" has 0 items
+
+  # Prevents: import / export registered on the worker but not reachable through the engine, or an import that a second call repeats.
+  @engine @serial
+  Scenario: another agent's file imports through the engine once and exports back
+    When the client calls "session::import" with {"format": "ui-message", "file_name": "chat_9.json", "modified": 1000, "data": "[{\"id\":\"m1\",\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"Hi\"}]},{\"id\":\"m2\",\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"text\":\"Hello\"}]}]"}
+    Then the engine response contains {"session_id": "chat_9", "outcome": "created", "entries": 2}
+    When the client calls "session::import" with {"format": "ui-message", "file_name": "chat_9.json", "modified": 1000, "data": "[{\"id\":\"m1\",\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"Hi\"}]},{\"id\":\"m2\",\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"text\":\"Hello\"}]}]"}
+    Then the engine response field "outcome" is "unchanged"
+    When the client calls "session::export" with {"session_id": "chat_9", "format": "ui-message"}
+    Then the engine response contains {"file_name": "chat_9.json", "entries": 2}
+    When the client calls "session::import" with {"format": "pi", "data": "not a pi file"}
+    Then the engine call fails with code "session/invalid_request"
