@@ -105,6 +105,10 @@ pub enum Command {
         /// Overwrite sessions that already exist (with other content).
         #[arg(long)]
         replace: bool,
+        /// With `--from`: a pair added to each imported session's metadata (the tenancy hook,
+        /// e.g. `owner=u_1`; the value as JSON when it parses); repeatable.
+        #[arg(long, value_name = "KEY=VALUE", requires = "from")]
+        metadata: Vec<String>,
         /// The files to import.
         #[arg(required = true)]
         files: Vec<PathBuf>,

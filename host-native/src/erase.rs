@@ -11,7 +11,7 @@ use std::fmt;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use session_core::ops::erase::{self, Progress};
-use session_core::wire::{EraseRequest, Object};
+use session_core::wire::EraseRequest;
 use session_core::{Env, Limits, Store};
 
 use crate::clock::{random_ids, SystemClock};
@@ -36,14 +36,7 @@ pub fn request(
     metadata: &[String],
     all: bool,
 ) -> Result<EraseRequest, String> {
-    let mut filter = Object::new();
-    for pair in metadata {
-        let (key, value) =
-            pair.split_once('=').ok_or_else(|| format!("--metadata {pair:?}: not KEY=VALUE"))?;
-        let value = serde_json::from_str(value).unwrap_or_else(|_| value.into());
-        filter.insert(key.into(), value);
-    }
-    let metadata = (!metadata.is_empty()).then_some(filter);
+    let metadata = crate::offline::metadata_pairs(metadata)?;
     Ok(EraseRequest { session_id: session, metadata, all })
 }
 

@@ -11,7 +11,7 @@ use std::time::UNIX_EPOCH;
 use indicatif::{ProgressBar, ProgressStyle};
 use session_core::formats::Format;
 use session_core::ops::{export, import};
-use session_core::wire::{ExportRequest, ImportOutcome, ImportRequest, ImportResponse};
+use session_core::wire::{ExportRequest, ImportOutcome, ImportRequest, ImportResponse, Object};
 use session_core::{Env, Limits, Store};
 
 use crate::clock::{random_ids, SystemClock};
@@ -64,13 +64,30 @@ fn bar(len: usize, what: &str, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// Imports each file as one session of `store`; a file that fails leaves nothing of its session
-/// behind and the others go on.
+/// Where imported sessions go and how.
+pub struct ImportTo<'a> {
+    pub store: &'a dyn Store,
+    /// Replace a stored session of the same id with other content.
+    pub replace: bool,
+    /// Pairs added to each imported session's metadata.
+    pub metadata: Option<Object>,
+}
+
+impl fmt::Debug for ImportTo<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ImportTo")
+            .field("replace", &self.replace)
+            .field("metadata", &self.metadata)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Imports each file as one session of `into.store`; a file that fails leaves nothing of its
+/// session behind and the others go on.
 pub fn import_files(
-    store: &dyn Store,
+    into: &ImportTo<'_>,
     format: Format,
     files: &[PathBuf],
-    replace: bool,
     quiet: bool,
 ) -> Vec<FileImport> {
     let ids = random_ids();
@@ -79,7 +96,7 @@ pub fn import_files(
     let mut done = Vec::new();
     for file in files {
         bar.set_message(file.display().to_string());
-        let result = import_file(store, &env, format, file, replace);
+        let result = import_file(into, &env, format, file);
         done.push(FileImport { file: file.clone(), result });
         bar.inc(1);
     }
@@ -88,11 +105,10 @@ pub fn import_files(
 }
 
 fn import_file(
-    store: &dyn Store,
+    into: &ImportTo<'_>,
     env: &Env<'_>,
     format: Format,
     file: &Path,
-    replace: bool,
 ) -> Result<ImportResponse, String> {
     let data = fs::read(file).map_err(|e| format!("read: {e}"))?;
     let data = String::from_utf8(data).map_err(|e| format!("not UTF-8 text: {e}"))?;
@@ -101,11 +117,12 @@ fn import_file(
         data,
         file_name: Some(file.display().to_string()),
         modified: Some(modified_ms(file)),
-        metadata: None,
-        replace,
+        metadata: into.metadata.clone(),
+        replace: into.replace,
     };
     let conversation = import::conversation(env, &req).map_err(|e| e.to_string())?;
-    let outcome = import::store_conversation(store, env, &conversation, replace);
+    drop(req);
+    let outcome = import::store_conversation(into.store, env, &conversation, into.replace);
     outcome.map(|o| o.response).map_err(|e| e.to_string())
 }
 

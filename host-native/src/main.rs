@@ -21,9 +21,15 @@ fn run_offline(command: Command) -> ! {
         Command::Export { to: Some(to), data_dir, session, out, postgres_url, schema, .. } => {
             run_export(to, data_dir, session, &out, postgres_url, &schema)
         }
-        Command::Import { from: Some(from), data_dir, postgres_url, schema, replace, files } => {
-            run_import(from, data_dir, postgres_url, &schema, replace, &files)
-        }
+        Command::Import {
+            from: Some(from),
+            data_dir,
+            postgres_url,
+            schema,
+            replace,
+            metadata,
+            files,
+        } => run_import(from, data_dir, postgres_url, &schema, replace, &metadata, &files),
         Command::Export { data_dir, session, out, snapshot, .. } => {
             let format = if snapshot { transfer::Format::Snapshot } else { transfer::Format::Log };
             match session {
@@ -60,14 +66,18 @@ fn run_import(
     postgres_url: Option<String>,
     schema: &str,
     replace: bool,
+    metadata: &[String],
     files: &[std::path::PathBuf],
 ) -> ! {
     let dir = data_dir.unwrap_or_else(default_data_dir);
-    let store = match offline::open_store(&dir, postgres_url.as_deref(), schema) {
-        Ok(store) => store,
+    let opened = offline::metadata_pairs(metadata)
+        .and_then(|m| Ok((m, offline::open_store(&dir, postgres_url.as_deref(), schema)?)));
+    let (metadata, store) = match opened {
+        Ok(opened) => opened,
         Err(e) => fail(&e),
     };
-    let done = formats::import_files(&*store, from, files, replace, false);
+    let into = formats::ImportTo { store: &*store, replace, metadata };
+    let done = formats::import_files(&into, from, files, false);
     done.iter().for_each(|file| println!("{file}"));
     let failed = done.iter().filter(|f| f.result.is_err()).count();
     if failed > 0 {

@@ -1,6 +1,7 @@
 //! The store an offline command (`erase`, `import --from`, `export --to`) works on: a data_dir
 //! (its journal recovered first) or a PostgreSQL database, opened as the worker opens them.
 
+use session_core::wire::Object;
 use session_core::Store;
 
 use crate::config::{resolve_data_dir, PostgresAdapterConfig};
@@ -27,4 +28,17 @@ pub fn open_store(
             Ok(Box::new(FsStore::open(config).map_err(|e| e.to_string())?))
         }
     }
+}
+
+/// `--metadata KEY=VALUE` flags as an object (the value as JSON when it parses, else as a
+/// string); `None` when there are none.
+pub fn metadata_pairs(pairs: &[String]) -> Result<Option<Object>, String> {
+    let mut metadata = Object::new();
+    for pair in pairs {
+        let (key, value) =
+            pair.split_once('=').ok_or_else(|| format!("--metadata {pair:?}: not KEY=VALUE"))?;
+        let value = serde_json::from_str(value).unwrap_or_else(|_| value.into());
+        metadata.insert(key.into(), value);
+    }
+    Ok((!pairs.is_empty()).then_some(metadata))
 }

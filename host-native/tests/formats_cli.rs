@@ -100,3 +100,23 @@ fn bad_files_are_refused_with_the_line_or_the_format_and_leave_nothing() {
         .collect();
     assert!(stored.is_empty(), "nothing is left of the refused files: {stored:?}");
 }
+
+#[test]
+fn metadata_pairs_tag_the_imported_session_for_its_tenant() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let files = tempfile::tempdir().expect("tempdir");
+    let file = files.path().join("chat_5.json");
+    std::fs::write(&file, r#"[{"type":"message","role":"user","content":"Hi"}]"#).expect("write");
+    let file = file.to_str().expect("utf-8");
+    let args =
+        ["import", "--from", "openai", "--metadata", "owner=u_1", "--metadata", "team=7", file];
+    let done = run(&args, data.path());
+    assert!(done.status.success(), "{}", said(&done));
+    let again = run(&args, data.path());
+    assert!(said(&again).contains("unchanged"), "the same pairs again: {}", said(&again));
+    let store =
+        session_manager::FsStore::open(session_manager::FsConfig::new(data.path())).expect("open");
+    let meta = session_core::Store::get_meta(&store, "chat_5").expect("read").expect("imported");
+    let metadata = serde_json::to_value(meta.metadata).expect("json");
+    assert_eq!(metadata, serde_json::json!({"owner": "u_1", "team": 7}));
+}
