@@ -1,6 +1,7 @@
 //! Generated conversations for the formats' round-trip property tests: trees with branches, every
 //! role and block kind, function calls answered by results, custom messages and entries, and
-//! compaction records, over texts that mix scripts.
+//! compaction records, over texts that mix scripts; and the checks the one-branch formats' tests
+//! share.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -187,4 +188,19 @@ fn build(
     let mut conversation = Conversation::new("s_generated".into(), entries, leaf, base);
     conversation.meta.title = title;
     conversation.checked().expect("a generated tree is well formed")
+}
+
+/// The JSON value of a file's bytes.
+pub fn json_of(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes).expect("JSON")
+}
+
+/// `conversation` is one chain: entry `i` is the child of entry `i - 1`, `at + i` ms old.
+pub fn assert_chain(conversation: &Conversation, ids: &[&str], at: i64) {
+    let got: Vec<&str> = conversation.entries.iter().map(SessionEntry::id).collect();
+    assert_eq!(got, ids);
+    for (i, entry) in conversation.entries.iter().enumerate() {
+        assert_eq!(entry.timestamp(), at + i as i64);
+        assert_eq!(entry.parent_id(), i.checked_sub(1).map(|p| ids[p]));
+    }
 }

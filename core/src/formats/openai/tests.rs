@@ -2,6 +2,7 @@
 //! unknown items, bad input; generated conversations round-tripped as `kept` says.
 
 use super::*;
+use crate::formats::corpus::{assert_chain, json_of};
 use crate::formats::Source;
 use crate::wire::{AgentMessage, ContentBlock, SessionEntry, StopReason};
 use alloc::string::ToString;
@@ -27,20 +28,15 @@ pub(super) fn source(bytes: &[u8]) -> Source<'_> {
     Source { name: "chats/s_turn.json", bytes, modified: AT }
 }
 
-fn json_of(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).unwrap()
-}
-
 #[test]
 fn reads_a_turn_as_a_chain_of_one_entry_per_item() {
     let conversation = read(&source(TURN.as_bytes())).unwrap();
     assert_eq!(conversation.meta.session_id, "s_turn");
-    let ids: Vec<&str> = conversation.entries.iter().map(SessionEntry::id).collect();
-    assert_eq!(ids, ["openai_0", "openai_1", "rs_1", "msg_1", "fc_1", "openai_5", "msg_2"]);
-    for (i, entry) in conversation.entries.iter().enumerate() {
-        assert_eq!(entry.timestamp(), AT + i as i64);
-        assert_eq!(entry.parent_id(), i.checked_sub(1).map(|p| ids[p]));
-    }
+    assert_chain(
+        &conversation,
+        &["openai_0", "openai_1", "rs_1", "msg_1", "fc_1", "openai_5", "msg_2"],
+        AT,
+    );
     assert_eq!(conversation.leaf.as_deref(), Some("msg_2"));
     let messages: Vec<&AgentMessage> =
         conversation.entries.iter().filter_map(SessionEntry::message).collect();

@@ -2,12 +2,12 @@
 //! unchanged, bad input; generated conversations round-tripped as `kept` says.
 
 use super::*;
+use crate::formats::corpus::{assert_chain, json_of};
 use crate::formats::Source;
 use crate::wire::{AgentMessage, ContentBlock, SessionEntry, StopReason};
 use alloc::string::ToString;
 use alloc::vec::Vec;
 use proptest::prelude::*;
-use serde_json::Value;
 
 /// A user asking about a screenshot, and an assistant step that reasons, answers, runs one
 /// tool that works and one that fails.
@@ -32,20 +32,11 @@ pub(super) fn source(bytes: &[u8]) -> Source<'_> {
     Source { name: "chats/s_ui.json", bytes, modified: AT }
 }
 
-fn json_of(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).unwrap()
-}
-
 #[test]
 fn reads_a_chat_as_assistant_then_results() {
     let conversation = read(&source(CHAT.as_bytes())).unwrap();
     assert_eq!(conversation.meta.session_id, "s_ui");
-    let ids: Vec<&str> = conversation.entries.iter().map(SessionEntry::id).collect();
-    assert_eq!(ids, ["u1", "a1", "ui_message_2", "ui_message_3"]);
-    for (i, entry) in conversation.entries.iter().enumerate() {
-        assert_eq!(entry.timestamp(), AT + i as i64);
-        assert_eq!(entry.parent_id(), i.checked_sub(1).map(|p| ids[p]));
-    }
+    assert_chain(&conversation, &["u1", "a1", "ui_message_2", "ui_message_3"], AT);
     let messages: Vec<&AgentMessage> =
         conversation.entries.iter().filter_map(SessionEntry::message).collect();
     assert_eq!(
