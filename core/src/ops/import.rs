@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 
 use super::create::created_event;
 use super::{transact, Outcome, Plan};
+use crate::catalog::clip;
 use crate::env::Env;
 use crate::error::{Result, SessionError};
 use crate::formats::{self, Conversation, Source};
@@ -35,10 +36,6 @@ pub fn conversation(env: &Env<'_>, req: &ImportRequest) -> Result<Conversation> 
     }
     check_ids(&conversation)?;
     Ok(conversation)
-}
-
-fn clip(name: &str) -> &str {
-    crate::catalog::clip(name)
 }
 
 /// Every id within the store's limit (a format may carry ids of any length).
