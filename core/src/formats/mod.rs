@@ -87,15 +87,15 @@ impl Format {
         matches!(self, Format::Pi | Format::ClaudeCode)
     }
 
-    /// Reads one file of this format.
+    /// Reads one file of this format: a conversation each reader has already put through
+    /// [`Conversation::checked`].
     pub fn read(self, source: &Source<'_>) -> Result<Conversation, FormatError> {
-        let conversation = match self {
+        match self {
             Format::Pi => pi::read(source),
             Format::ClaudeCode => claude_code::read(source),
             Format::Openai => openai::read(source),
             Format::UiMessage => ui_message::read(source),
-        }?;
-        conversation.checked()
+        }
     }
 
     /// Writes `conversation` in this format (the active branch only when the format holds no
