@@ -49,12 +49,21 @@ pub fn fold_char_into(c: char, out: &mut String) {
     }
 }
 
+/// `text` folded into `out` (cleared first).
+pub fn fold_into(text: &str, out: &mut String) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        text.chars().for_each(|c| fold_char_into(c, out));
+    }
+}
+
 /// `text` folded.
 pub fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        fold_char_into(c, &mut out);
-    }
+    fold_into(text, &mut out);
     out
 }
 

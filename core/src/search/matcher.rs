@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::query::{Item, Query};
-use super::tokens::{tokenize, Token};
+use super::tokens::{for_each_token, Token};
 
 /// Characters of context kept before and after the first occurrence.
 const BEFORE: usize = 60;
@@ -24,16 +24,41 @@ pub struct Matched {
 
 /// Matches `text` against `query`: `None` unless every item occurs.
 pub fn match_text(query: &Query, text: &str) -> Option<Matched> {
-    if !may_match(query, text) {
+    if !by_words(query, text) && !may_match(query, text) {
         return None;
     }
     match_tokens(query, text)
 }
 
-/// [`match_text`] without the cheap test first: tokenizes every text.
+/// [`match_text`] without the cheap test first.
 pub fn match_tokens(query: &Query, text: &str) -> Option<Matched> {
-    let tokens = tokenize(text);
-    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let spans = match by_words(query, text) {
+        true => word_spans(query, text)?,
+        false => token_spans(query, text)?,
+    };
+    let score = spans.len() as u64;
+    let (snippet, highlights) = snippet(text, &spans);
+    Some(Matched { score, snippet, highlights })
+}
+
+/// Whether `text` is matched word by word ([`word_spans`]): an ASCII text, a query of one-term
+/// items (words and prefixes).
+fn by_words(query: &Query, text: &str) -> bool {
+    text.is_ascii() && query.items.iter().all(|item| item.terms.len() == 1)
+}
+
+/// The byte span of every occurrence of every item, in order of start; `None` unless every item
+/// occurs. Tokenizes the whole text.
+fn token_spans(query: &Query, text: &str) -> Option<Vec<(usize, usize)>> {
+    // Only a token some query term matches can stand in an occurrence: the others are not kept.
+    let mut tokens: Vec<Token> = Vec::new();
+    for_each_token(text, &mut 0, |t| {
+        let wanted = |item: &Item| (0..item.terms.len()).any(|i| term_matches(item, i, t.term));
+        if query.items.iter().any(wanted) {
+            tokens.push(t.to_token());
+        }
+    });
+    let mut spans = Vec::new();
     for item in &query.items {
         let before = spans.len();
         occurrences(item, &tokens, &mut spans);
@@ -41,9 +66,50 @@ pub fn match_tokens(query: &Query, text: &str) -> Option<Matched> {
             return None;
         }
     }
-    let score = spans.len() as u64;
-    let (snippet, highlights) = snippet(text, &spans);
-    Some(Matched { score, snippet, highlights })
+    Some(spans)
+}
+
+/// [`token_spans`] where [`by_words`] holds, tokenizing only the words that hold a term.
+fn word_spans(query: &Query, text: &str) -> Option<Vec<(usize, usize)>> {
+    let mut spans = Vec::new();
+    for item in &query.items {
+        let before = spans.len();
+        ascii_occurrences(item, text, &mut spans);
+        if spans.len() == before {
+            return None;
+        }
+    }
+    Some(spans)
+}
+
+/// [`occurrences`] of a one-term item in an ASCII text, tokenizing only the words that hold its
+/// term. There a token's term is its source lowercased, so a token the term matches starts where
+/// the text holds the term whatever its case; a word is tokenized alone as it is in the text.
+fn ascii_occurrences(item: &Item, text: &str, spans: &mut Vec<(usize, usize)>) {
+    let (bytes, term) = (text.as_bytes(), item.terms[0].as_bytes());
+    if term.is_empty() || term.len() > bytes.len() {
+        return;
+    }
+    let mut done_to = 0; // the end of the last word tokenized
+    for at in 0..=bytes.len() - term.len() {
+        if at < done_to || !bytes[at..at + term.len()].eq_ignore_ascii_case(term) {
+            continue;
+        }
+        let from =
+            bytes[..at].iter().rposition(|b| !b.is_ascii_alphanumeric()).map_or(0, |i| i + 1);
+        let to = bytes[at..]
+            .iter()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .map_or(bytes.len(), |i| at + i);
+        for_each_token(&text[from..to], &mut 0, |t| {
+            if term_matches(item, 0, t.term) {
+                let span = (from + t.start, from + t.end);
+                let place = spans.partition_point(|s| *s < span);
+                spans.insert(place, span);
+            }
+        });
+        done_to = to.max(at + 1);
+    }
 }
 
 /// A cheap test before tokenizing: an ASCII text folds to its ASCII lowercase and every token is a
@@ -52,10 +118,11 @@ pub fn may_match(query: &Query, text: &str) -> bool {
     if !text.is_ascii() {
         return true;
     }
-    let lower = text.to_ascii_lowercase();
-    // A plain window compare: `str::contains` would link core's two-way searcher into the
-    // browser bundle for texts this short.
-    let holds = |term: &str| lower.as_bytes().windows(term.len()).any(|w| w == term.as_bytes());
+    // A plain window compare (terms are folded: lowercase): `str::contains` would link core's
+    // two-way searcher into the browser bundle for texts this short.
+    let holds = |term: &str| {
+        text.as_bytes().windows(term.len()).any(|w| w.eq_ignore_ascii_case(term.as_bytes()))
+    };
     query.items.iter().all(|item| item.terms.iter().all(|term| holds(term)))
 }
 
@@ -148,6 +215,22 @@ mod tests {
         assert!(hit("strasse", "Die Straße ist lang").is_some());
         assert!(hit("CAFÉ", "un cafe noir").is_some());
         assert!(hit("sess*", "the Session store").is_some());
+    }
+
+    proptest::proptest! {
+        /// Word by word is the whole text tokenized, for every ASCII text and one-term query.
+        #[test]
+        fn words_match_as_tokens_do(
+            text in "([a-zA-Z0-9]{1,8}[ .:_/-]?){0,12}",
+            items in proptest::collection::vec(("[a-z0-9]{1,4}", proptest::bool::ANY), 1..3),
+        ) {
+            let query = alloc::format!("{}", items.iter()
+                .map(|(t, prefix)| alloc::format!("{t}{}", if *prefix { "*" } else { "" }))
+                .collect::<alloc::vec::Vec<_>>().join(" "));
+            let Ok(query) = parse(&query) else { return Ok(()) };
+            proptest::prop_assume!(super::by_words(&query, &text));
+            proptest::prop_assert_eq!(super::word_spans(&query, &text), super::token_spans(&query, &text));
+        }
     }
 
     #[test]

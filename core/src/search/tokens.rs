@@ -14,7 +14,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::chars::{is_accent, is_cjk};
-use super::fold::{fold, fold_char_into};
+use super::fold::{fold_char_into, fold_into};
 
 /// One term of a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,38 +31,107 @@ pub struct Token {
     pub whole: bool,
 }
 
+/// One term of a text as [`for_each_token`] hands it out: borrowed for the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenRef<'a> {
+    pub term: &'a str,
+    pub pos: u32,
+    pub start: usize,
+    pub end: usize,
+    pub whole: bool,
+}
+
+impl TokenRef<'_> {
+    /// The token as an owned [`Token`].
+    pub fn to_token(self) -> Token {
+        let TokenRef { term, pos, start, end, whole } = self;
+        Token { term: String::from(term), pos, start, end, whole }
+    }
+}
+
+#[inline]
 fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
     (c.is_alphanumeric() || is_accent(c)) && !is_cjk(c)
+}
+
+/// The character at byte `at` of `text` (a character boundary).
+#[inline]
+fn char_at(text: &str, at: usize) -> char {
+    match text.as_bytes()[at] {
+        b if b.is_ascii() => char::from(b),
+        _ => text[at..].chars().next().unwrap_or('\0'),
+    }
+}
+
+/// The end of the run of characters `keep` takes from byte `from` of `text`.
+fn run_end(text: &str, from: usize, keep: impl Fn(char) -> bool) -> usize {
+    let mut at = from;
+    while at < text.len() {
+        let c = char_at(text, at);
+        if !keep(c) {
+            break;
+        }
+        at += c.len_utf8();
+    }
+    at
+}
+
+/// Hands each token of `text` to `each`, positions from `*pos` (advanced past them). Allocates
+/// only the one buffer its terms are folded into: a matcher that keeps a few tokens of a long
+/// text pays for those, not for every word.
+pub fn for_each_token(text: &str, pos: &mut u32, mut each: impl FnMut(TokenRef<'_>)) {
+    let mut term = String::new();
+    let mut at = 0;
+    while at < text.len() {
+        let c = char_at(text, at);
+        if is_word(c) {
+            let end = run_end(text, at, is_word);
+            word(text, at, end, pos, &mut term, &mut each);
+            at = end;
+        } else if is_cjk(c) {
+            let end = run_end(text, at, is_cjk);
+            cjk(text, at, end, pos, &mut term, &mut each);
+            at = end;
+        } else {
+            at += c.len_utf8();
+        }
+    }
+}
+
+/// A CJK run: its overlapping bigrams, or its one character.
+fn cjk(
+    text: &str,
+    start: usize,
+    end: usize,
+    pos: &mut u32,
+    term: &mut String,
+    each: &mut impl FnMut(TokenRef<'_>),
+) {
+    let mut chars = text[start..end].char_indices().peekable();
+    let mut bigrams = 0;
+    while let Some((i, c)) = chars.next() {
+        let Some(&(j, d)) = chars.peek() else { break };
+        term.clear();
+        fold_char_into(c, term);
+        fold_char_into(d, term);
+        let (from, to) = (start + i, start + j + d.len_utf8());
+        each(TokenRef { term, pos: *pos, start: from, end: to, whole: false });
+        *pos += 1;
+        bigrams += 1;
+    }
+    if bigrams == 0 {
+        fold_into(&text[start..end], term);
+        each(TokenRef { term, pos: *pos, start, end, whole: false });
+        *pos += 1;
+    }
 }
 
 /// Appends the tokens of `text` to `out`, positions from `*pos` (advanced past them).
 pub fn tokenize_into(text: &str, pos: &mut u32, out: &mut Vec<Token>) {
-    let mut chars = text.char_indices().peekable();
-    while let Some(&(start, c)) = chars.peek() {
-        if is_word(c) {
-            let mut end = start;
-            while let Some(&(i, c)) = chars.peek() {
-                if !is_word(c) {
-                    break;
-                }
-                end = i + c.len_utf8();
-                chars.next();
-            }
-            word(text, start, end, pos, out);
-        } else if is_cjk(c) {
-            let mut run = Vec::new();
-            while let Some(&(i, c)) = chars.peek() {
-                if !is_cjk(c) {
-                    break;
-                }
-                run.push((i, c));
-                chars.next();
-            }
-            cjk(&run, pos, out);
-        } else {
-            chars.next();
-        }
-    }
+    for_each_token(text, pos, |t| out.push(t.to_token()));
 }
 
 /// The tokens of `text`, from position 0.
@@ -72,55 +141,58 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     out
 }
 
-/// A word: its parts split at case changes, and its whole when it was split.
-fn word(text: &str, start: usize, end: usize, pos: &mut u32, out: &mut Vec<Token>) {
-    let source = &text[start..end];
-    let chars: Vec<(usize, char)> = source.char_indices().collect();
-    let mut cuts = Vec::new();
-    for i in 1..chars.len() {
-        let (prev, cur) = (chars[i - 1].1, chars[i].1);
-        let next = chars.get(i + 1).map(|&(_, c)| c);
-        let lower_to_upper = (prev.is_lowercase() || prev.is_numeric()) && cur.is_uppercase();
-        let acronym_end =
-            prev.is_uppercase() && cur.is_uppercase() && next.is_some_and(char::is_lowercase);
-        if lower_to_upper || acronym_end {
-            cuts.push(chars[i].0);
+/// Where a word is split: the byte offsets (in `source`) of each part but the first, where its
+/// ASCII case changes (`camelCase`: before `C`; `HTTPServer`: before `S`).
+fn cuts(source: &str) -> impl Iterator<Item = usize> + '_ {
+    let mut chars = source.char_indices().peekable();
+    let mut prev: Option<char> = None;
+    core::iter::from_fn(move || {
+        while let Some((i, cur)) = chars.next() {
+            let next = chars.peek().map(|&(_, c)| c);
+            let cut = prev.is_some_and(|prev| {
+                let lower_to_upper =
+                    (prev.is_lowercase() || prev.is_numeric()) && cur.is_uppercase();
+                let acronym_end = prev.is_uppercase()
+                    && cur.is_uppercase()
+                    && next.is_some_and(char::is_lowercase);
+                lower_to_upper || acronym_end
+            });
+            prev = Some(cur);
+            if cut {
+                return Some(i);
+            }
         }
-    }
-    if !cuts.is_empty() {
-        // The whole goes first, at its first part's position: tokens stay in position order.
-        out.push(Token { term: fold(source), pos: *pos, start, end, whole: true });
-    }
-    let mut from = 0;
-    for cut in cuts.iter().copied().chain([source.len()]) {
-        out.push(Token {
-            term: fold(&source[from..cut]),
-            pos: *pos,
-            start: start + from,
-            end: start + cut,
-            whole: false,
-        });
-        *pos += 1;
-        from = cut;
-    }
+        None
+    })
 }
 
-/// A CJK run: its bigrams, or its one character.
-fn cjk(run: &[(usize, char)], pos: &mut u32, out: &mut Vec<Token>) {
-    let end_of = |k: usize| run[k].0 + run[k].1.len_utf8();
-    if run.len() == 1 {
-        let mut term = String::new();
-        fold_char_into(run[0].1, &mut term);
-        out.push(Token { term, pos: *pos, start: run[0].0, end: end_of(0), whole: false });
+/// A word: its parts split at case changes, and its whole when it was split.
+fn word(
+    text: &str,
+    start: usize,
+    end: usize,
+    pos: &mut u32,
+    term: &mut String,
+    each: &mut impl FnMut(TokenRef<'_>),
+) {
+    let source = &text[start..end];
+    if source.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+        // Most words: one part, already folded.
+        each(TokenRef { term: source, pos: *pos, start, end, whole: false });
         *pos += 1;
         return;
     }
-    for k in 0..run.len() - 1 {
-        let mut term = String::new();
-        fold_char_into(run[k].1, &mut term);
-        fold_char_into(run[k + 1].1, &mut term);
-        out.push(Token { term, pos: *pos, start: run[k].0, end: end_of(k + 1), whole: false });
+    if cuts(source).next().is_some() {
+        // The whole goes first, at its first part's position: tokens stay in position order.
+        fold_into(source, term);
+        each(TokenRef { term, pos: *pos, start, end, whole: true });
+    }
+    let mut from = 0;
+    for cut in cuts(source).chain([source.len()]) {
+        fold_into(&source[from..cut], term);
+        each(TokenRef { term, pos: *pos, start: start + from, end: start + cut, whole: false });
         *pos += 1;
+        from = cut;
     }
 }
 

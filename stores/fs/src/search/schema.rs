@@ -7,7 +7,7 @@
 use session_core::path_index::EntryClass;
 use session_core::search::index::Doc;
 use session_core::search::text::{entry_text, session_text};
-use session_core::search::tokens::tokenize;
+use session_core::search::tokens::for_each_token;
 use session_core::wire::{Role, SearchKind, SessionEntry, SessionMeta};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED, STRING,
@@ -92,30 +92,38 @@ const TOKENIZER: &str = "session-core";
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CoreTokenizer;
 
-/// The tokens of one text.
+/// The tokens of one text: their terms one after another in `terms` (two buffers per text,
+/// not one string per token; [`TokenStream::advance`] copies each term into `current`'s).
 #[derive(Debug)]
 pub(crate) struct CoreTokens {
-    tokens: std::vec::IntoIter<session_core::search::tokens::Token>,
+    terms: String,
+    /// Per token: the end of its term in `terms`, its position and its byte range in the text.
+    tokens: std::vec::IntoIter<(usize, u32, usize, usize)>,
+    term_start: usize,
     current: Token,
 }
 
 impl Tokenizer for CoreTokenizer {
     type TokenStream<'a> = CoreTokens;
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CoreTokens {
-        CoreTokens { tokens: tokenize(text).into_iter(), current: Token::default() }
+        let (mut terms, mut tokens) = (String::new(), Vec::new());
+        for_each_token(text, &mut 0, |t| {
+            terms.push_str(t.term);
+            tokens.push((terms.len(), t.pos, t.start, t.end));
+        });
+        CoreTokens { terms, tokens: tokens.into_iter(), term_start: 0, current: Token::default() }
     }
 }
 
 impl TokenStream for CoreTokens {
     fn advance(&mut self) -> bool {
-        let Some(t) = self.tokens.next() else { return false };
-        self.current = Token {
-            offset_from: t.start,
-            offset_to: t.end,
-            position: t.pos as usize,
-            text: t.term,
-            position_length: 1,
-        };
+        let Some((term_end, pos, start, end)) = self.tokens.next() else { return false };
+        let current = &mut self.current;
+        current.text.clear();
+        current.text.push_str(&self.terms[self.term_start..term_end]);
+        self.term_start = term_end;
+        (current.offset_from, current.offset_to, current.position) = (start, end, pos as usize);
+        current.position_length = 1;
         true
     }
     fn token(&self) -> &Token {
