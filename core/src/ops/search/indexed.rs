@@ -35,11 +35,11 @@ pub(super) fn search(
         match unindexed {
             Unindexed::Session(sid) => {
                 if let Some(meta) = sessions.meta(sid)? {
-                    scan::session(store, ask, &meta, page)?;
+                    scan::session(store, ask, meta, page)?;
                 }
             }
             Unindexed::Entries { session_id, entry_ids } => {
-                let Some(meta) = sessions.meta(session_id)? else { continue };
+                let Some(meta) = sessions.meta(session_id)?.cloned() else { continue };
                 ask.offer_session(&meta, page);
                 for id in entry_ids {
                     if sessions.on_branch(session_id, id)? {
@@ -62,22 +62,24 @@ pub(super) fn search(
         }
         let doc = found.resolver.resolve(doc)?;
         let sid = &doc.session_id;
-        let Some(meta) = sessions.meta(sid)? else { continue };
         let Some(id) = &doc.entry_id else {
-            ask.offer_session(&meta, page);
+            if let Some(meta) = sessions.meta(sid)? {
+                ask.offer_session(meta, page);
+            }
             continue;
         };
-        if !sessions.on_branch(sid, id)? {
+        if sessions.meta(sid)?.is_none() || !sessions.on_branch(sid, id)? {
             continue;
         }
+        let Some(meta) = sessions.meta(sid)? else { continue };
         match &doc.text {
             Some(text) => {
                 let entry = Found { id, kind: doc.kind, role: doc.role, timestamp };
-                ask.offer_text(&meta, entry, text, page);
+                ask.offer_text(meta, entry, text, page);
             }
             None => {
                 if let Some(entry) = store.get_entry(sid, id)? {
-                    ask.offer_entry(&meta, &entry, page);
+                    ask.offer_entry(meta, &entry, page);
                 }
             }
         }
@@ -93,14 +95,13 @@ struct Sessions<'a> {
 }
 
 impl Sessions<'_> {
-    fn meta(&mut self, sid: &str) -> Result<Option<SessionMeta>> {
-        if let Some((meta, _)) = self.known.get(sid) {
-            return Ok(meta.clone());
+    fn meta(&mut self, sid: &str) -> Result<Option<&SessionMeta>> {
+        if !self.known.contains_key(sid) {
+            // A trashed session is not listed (its meta is parked in its lifecycle).
+            let listed = self.store.listed_meta(sid)?.filter(|meta| self.ask.in_scope(meta));
+            self.known.insert(String::from(sid), (listed, None));
         }
-        // A trashed session is not listed (its meta is parked in its lifecycle).
-        let listed = self.store.listed_meta(sid)?.filter(|meta| self.ask.in_scope(meta));
-        self.known.insert(String::from(sid), (listed.clone(), None));
-        Ok(listed)
+        Ok(self.known.get(sid).and_then(|(meta, _)| meta.as_ref()))
     }
 
     /// Whether `entry_id` is searched under the request's `branch`.

@@ -6,12 +6,14 @@
 //! ([`super::pending`]) and what `wanted` does not admit. With `wanted.keep`, only the best
 //! candidates are kept ([`Best`]): without reading the timestamp of any that cannot make it.
 
+use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
 use session_core::search::index::{Candidate, Doc, Resolve, Unindexed, Wanted};
 use session_core::search::{Item, Query};
 use session_core::StoreError;
+use tantivy::columnar::Column;
 use tantivy::postings::{Postings, SegmentPostings};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocId, DocSet, InvertedIndexReader, Searcher, SegmentReader, Term};
@@ -69,6 +71,39 @@ pub(super) fn segment(
         }
     }
     Ok(())
+}
+
+/// How many postings finding `query` in `seg` reads (each item's lists, read whole before they
+/// are joined), counting only up to `budget`: `None` once it is passed. From the term dictionary
+/// alone (each term's document count), no posting list is opened.
+pub(super) fn postings_within(
+    f: &Fields,
+    seg: &SegmentReader,
+    query: &Query,
+    budget: u64,
+) -> Result<Option<u64>, StoreError> {
+    let body = seg.inverted_index(f.body).map_err(index_err)?;
+    let mut read = 0u64;
+    for item in &query.items {
+        for (i, term) in item.terms.iter().enumerate() {
+            if item.prefix && i + 1 == item.terms.len() {
+                let mut terms =
+                    body.terms().range().ge(term.as_bytes()).into_stream().map_err(io)?;
+                while terms.advance() && terms.key().starts_with(term.as_bytes()) {
+                    read += u64::from(terms.value().doc_freq);
+                    if read > budget {
+                        return Ok(None);
+                    }
+                }
+            } else {
+                read += u64::from(body.doc_freq(&Term::from_field_text(f.body, term)).map_err(io)?);
+            }
+            if read > budget {
+                return Ok(None);
+            }
+        }
+    }
+    Ok(Some(read))
 }
 
 /// One item's documents, each with a bound of its occurrences (see the module doc).
@@ -310,15 +345,33 @@ impl Best {
 
 /// Names a candidate from the searcher that found it.
 pub(super) struct Resolver {
-    pub searcher: Searcher,
-    pub fields: Fields,
+    searcher: Searcher,
+    fields: Fields,
+    /// Each segment's `class` column, opened by the first candidate of that segment.
+    classes: Vec<OnceCell<Column<u64>>>,
+}
+
+impl Resolver {
+    pub(super) fn new(searcher: Searcher, fields: Fields) -> Resolver {
+        let classes = searcher.segment_readers().iter().map(|_| OnceCell::new()).collect();
+        Resolver { searcher, fields, classes }
+    }
+
+    fn class(&self, address: DocAddress) -> Result<Option<u64>, StoreError> {
+        let ord = address.segment_ord as usize;
+        let Some(cell) = self.classes.get(ord) else { return Ok(None) };
+        if cell.get().is_none() {
+            let seg = self.searcher.segment_reader(address.segment_ord);
+            let _ = cell.set(seg.fast_fields().u64("class").map_err(index_err)?);
+        }
+        Ok(cell.get().and_then(|column| column.first(address.doc_id)))
+    }
 }
 
 impl Resolve for Resolver {
     fn resolve(&self, doc: u64) -> Result<Doc, StoreError> {
         let address = DocAddress::new((doc >> 32) as u32, doc as u32);
-        let seg = self.searcher.segment_reader(address.segment_ord);
-        let class = seg.fast_fields().u64("class").map_err(index_err)?.first(address.doc_id);
+        let class = self.class(address)?;
         let stored: TantivyDocument = self.searcher.doc(address).map_err(index_err)?;
         doc_in(&self.fields, &stored, class.unwrap_or(SESSION))
             .ok_or_else(|| StoreError::Io("fs store: search index: a document without ids".into()))
