@@ -61,6 +61,13 @@ pub trait Backend: Store + Send + Sync {
         false
     }
 
+    /// Whether this call of `op` (its `payload`) costs less than the hand-offs to a thread that
+    /// may block and back: when it is the only call in progress, it may [`Backend::run`] on the
+    /// caller's thread (the fs store: a search its index answers from few postings).
+    fn runs_here_alone(&self, _op: &Operation, _payload: &Value) -> bool {
+        false
+    }
+
     /// A write call arrives: a token it holds from before it takes its session's lock until its
     /// write landed (a group flush waits briefly for the writes that hold one).
     fn write_arriving(&self) -> Option<Box<dyn Send>> {

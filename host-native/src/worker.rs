@@ -172,7 +172,8 @@ impl Worker {
     /// The store part of a call, the session lock (`guard`) held while it decides and writes:
     /// first on this thread when the store may serve it without blocking
     /// ([`Backend::try_here`](session_core::Backend::try_here): the fs store from memory), on this thread when it is the only call
-    /// on a store that waits on threads of its own ([`Backend::waits_elsewhere`](session_core::Backend::waits_elsewhere): postgres), else
+    /// on a store that waits on threads of its own ([`Backend::waits_elsewhere`](session_core::Backend::waits_elsewhere): postgres) or for a call
+    /// cheaper than the hand-offs ([`Backend::runs_here_alone`](session_core::Backend::runs_here_alone): a selective search on fs), else
     /// on a blocking thread ([`Backend::run`](session_core::Backend::run)). A write whose flush the store shares between
     /// calls (the fs store's `fsync: group`, issue 16) releases the lock before it waits for its
     /// [`Durable`](session_core::Durable), so the session's next writers are decided meanwhile and share that flush; a
@@ -216,14 +217,15 @@ impl Worker {
         let (result, durable) = match ran {
             Some(ran) => ran,
             None => {
+                let cheap = backend.runs_here_alone(op, &payload);
                 let (runtime, mut payload) = (runtime.clone(), Some(payload));
                 let mut call = move |store: &dyn Store| match payload.take() {
                     Some(payload) => run(store, &sources, limits, op, payload),
                     None => Err(SessionError::storage(format!("{} was run twice", op.id))),
                 };
-                if runtime.store.waits_elsewhere() && self.alone().await {
-                    // The only call in progress, on a store that waits on threads of its own:
-                    // the hand-offs to a blocking thread and back cost more than waiting here.
+                if (runtime.store.waits_elsewhere() || cheap) && self.alone().await {
+                    // The only call in progress, on a store that waits on threads of its own or
+                    // a call that costs less than the hand-offs to a blocking thread and back.
                     runtime.store.run(op, &mut call)
                 } else {
                     tokio::task::spawn_blocking(move || runtime.store.run(op, &mut call))

@@ -4,6 +4,7 @@
 //! is released (`deferred.rs`, `flush.rs`), a write holds a [`Landing`](crate::Landing) until
 //! its record is in the journal, and a read answers once what it saw is durable.
 
+use serde_json::Value;
 use session_core::backend::{Call, Ran, Waiting};
 use session_core::catalog::{Attachments, Operation};
 use session_core::{Backend, Durable, StoreError};
@@ -40,6 +41,17 @@ impl Backend for FsStore {
                 .map(|(result, flushes)| (result, durable(flushes)))
         } else {
             self.inline(|store| call(store)).map(|result| (result, None))
+        }
+    }
+
+    /// A search its index answers from few postings, with nothing waiting to be indexed.
+    fn runs_here_alone(&self, op: &Operation, payload: &Value) -> bool {
+        let query = payload.get("query").and_then(Value::as_str).map(session_core::search::parse);
+        match (op.id, query, &self.search) {
+            ("session::search", Some(Ok(query)), Some(search)) => {
+                search.is_selective(&query).unwrap_or(false)
+            }
+            _ => false,
         }
     }
 

@@ -205,6 +205,29 @@ fn fresh(dir: &Path, fields: &Fields) -> Result<Index, StoreError> {
     Ok(index)
 }
 
+/// The most postings a search may read to count as selective ([`FsSearch::is_selective`]): each
+/// may become a candidate resolved from the stored text, about 10 µs apiece.
+const SELECTIVE_POSTINGS: u64 = 256;
+
+impl FsSearch {
+    /// Whether `query` is answered from few postings ([`SELECTIVE_POSTINGS`]) and nothing is
+    /// waiting to be indexed (which a search reads from the store): a search that costs less
+    /// than the hand-off to a blocking thread and back.
+    pub(crate) fn is_selective(&self, query: &Query) -> Result<bool, StoreError> {
+        if self.pending.len() > 0 {
+            return Ok(false);
+        }
+        let mut budget = SELECTIVE_POSTINGS;
+        for seg in self.reader.searcher().segment_readers() {
+            match find::postings_within(&self.fields, seg, query, budget)? {
+                Some(read) => budget -= read,
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+}
+
 impl SearchIndex for FsSearch {
     fn find(&self, query: &Query, wanted: &Wanted<'_>) -> Result<Found<'_>, StoreError> {
         self.find_owned(query, wanted)
@@ -231,7 +254,7 @@ impl FsSearch {
             find::segment(&self.fields, seg, ord as u32, query, wanted, &unindexed, &mut best)?;
         }
         let candidates = best.into_candidates();
-        let resolver = find::Resolver { searcher, fields: self.fields.clone() };
+        let resolver = find::Resolver::new(searcher, self.fields.clone());
         Ok(Found { candidates, exact, unindexed, resolver: Box::new(resolver) })
     }
 }
