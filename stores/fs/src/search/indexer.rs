@@ -185,6 +185,9 @@ impl FsStore {
             pending.wait(Duration::from_millis(500));
             let Some(store) = store.upgrade() else { return };
             let Some(search) = &store.search else { return };
+            if search.pending.len() == 0 {
+                continue; // nothing written: no empty commit (each one syncs the index's files)
+            }
             let started = Instant::now();
             // A full batch (a rebuild) goes on at once; a few sessions wait for more writes.
             let pause = match store.index_batch(search) {
