@@ -99,6 +99,10 @@ struct Args {
     /// data_dir, e.g. to time an index rebuild): filling starts there.
     #[arg(long, default_value_t = 0)]
     corpus_held: usize,
+    /// With `--search`: only the searches whose name starts with this (`selective`, `common`,
+    /// `phrase`, `prefix`), e.g. many samples of one under a profiler.
+    #[arg(long)]
+    search_only: Option<String>,
 }
 
 mod search;
@@ -710,8 +714,15 @@ async fn main() {
 
     let mem = |label: String| (label, args.worker_pid.and_then(memory));
     if args.search {
-        let rows =
-            search::phase(&b, &args.entries, args.corpus_held, args.samples, args.worker_pid).await;
+        let rows = search::phase(
+            &b,
+            &args.entries,
+            args.corpus_held,
+            args.samples,
+            args.worker_pid,
+            args.search_only.as_deref(),
+        )
+        .await;
         let title = "session::search across a tenant's sessions: each against a no-op with its \
              schemas and reply size (size = entries held)";
         print_table(title, &rows);

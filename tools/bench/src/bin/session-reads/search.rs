@@ -57,6 +57,7 @@ pub(crate) async fn phase(
     held: usize,
     samples: usize,
     pid: Option<u32>,
+    only: Option<&str>,
 ) -> Vec<Row> {
     let noop = SCHEMA_NOOPS.iter().find(|(id, _)| *id == "session::search").expect("a no-op").1;
     let (mut rows, mut held) = (Vec::new(), held);
@@ -89,6 +90,9 @@ pub(crate) async fn phase(
             ("prefix curs*, limit 20".into(), json!({"query": "curs*", "limit": 20})),
         ];
         for (call, payload) in calls {
+            if only.is_some_and(|only| !call.starts_with(only)) {
+                continue;
+            }
             let stats = measure_against(b, "session::search", payload, samples, noop).await;
             rows.push(Row { call: format!("session::search {call}"), size: total, stats });
         }
