@@ -90,9 +90,15 @@ fn ascii_occurrences(item: &Item, text: &str, spans: &mut Vec<(usize, usize)>) {
     if term.is_empty() || term.len() > bytes.len() {
         return;
     }
+    // Terms are folded: a byte of the text with bit 0x20 set is its lowercase letter (or a
+    // byte that is no letter, which the whole compare then turns away).
+    let first = term[0];
     let mut done_to = 0; // the end of the last word tokenized
     for at in 0..=bytes.len() - term.len() {
-        if at < done_to || !bytes[at..at + term.len()].eq_ignore_ascii_case(term) {
+        if bytes[at] | 0x20 != first
+            || at < done_to
+            || !bytes[at..at + term.len()].eq_ignore_ascii_case(term)
+        {
             continue;
         }
         let from =
