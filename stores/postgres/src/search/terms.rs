@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use session_core::search::text::{entry_text, session_text};
-use session_core::search::tokens::tokenize;
+use session_core::search::tokens::for_each_token;
 use session_core::search::Query;
 use session_core::wire::{SessionEntry, SessionMeta};
 
@@ -82,33 +82,54 @@ fn quoted(term: &str) -> String {
 /// The pair key of two terms: how often the second follows the first (a space cannot be in a
 /// term).
 fn pair_key(first: &str, second: &str) -> String {
-    format!("{} {}", key(first), key(second))
+    let mut out = String::new();
+    pair_key_into(first, second, &mut out);
+    out
+}
+
+/// [`pair_key`] into `out` (cleared first).
+fn pair_key_into(first: &str, second: &str, out: &mut String) {
+    out.clear();
+    out.push_str(key(first));
+    out.push(' ');
+    out.push_str(key(second));
 }
 
 /// The [`Terms`] of `text`; `None` when it has too many terms to index.
 pub fn terms_of(text: &str) -> Option<Terms> {
-    let tokens = tokenize(text);
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for token in &tokens {
-        *counts.entry(key(&token.term).to_string()).or_default() += 1;
-    }
+    let mut groups: BTreeMap<String, u64> = BTreeMap::new();
+    // A phrase's terms stand at consecutive positions, never a split word's whole among them:
+    // each part is paired with the part before it when that stands just before.
+    let (mut before, mut before_at, mut pair) = (String::new(), None::<u32>, String::new());
+    let add = |map: &mut BTreeMap<String, u64>, key: &str| match map.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            map.insert(key.to_string(), 1);
+        }
+    };
+    for_each_token(text, &mut 0, |t| {
+        add(&mut counts, key(t.term));
+        if t.whole {
+            return;
+        }
+        if before_at.is_some_and(|at| at + 1 == t.pos) {
+            pair_key_into(&before, t.term, &mut pair);
+            add(&mut groups, &pair);
+        }
+        before.clear();
+        before.push_str(t.term);
+        before_at = Some(t.pos);
+    });
     let bytes: usize = counts.keys().map(|k| k.len() + 8).sum();
     if bytes > TERMS_MAX_BYTES {
         return None;
     }
     let lex: Vec<String> = counts.keys().map(|term| quoted(term)).collect();
-    let mut groups: BTreeMap<String, u64> = BTreeMap::new();
     for (term, n) in &counts {
         for (end, c) in term.char_indices().take(PREFIX_CHARS) {
             let prefix = &term[..end + c.len_utf8()];
             *groups.entry(prefix_key(prefix)).or_default() += n;
-        }
-    }
-    // A phrase's terms stand at consecutive positions, never a split word's whole among them.
-    let parts: Vec<_> = tokens.iter().filter(|t| !t.whole).collect();
-    for two in parts.windows(2) {
-        if two[1].pos == two[0].pos + 1 {
-            *groups.entry(pair_key(&two[0].term, &two[1].term)).or_default() += 1;
         }
     }
     let json = serde_json::to_string(&Counts { t: counts, g: groups }).ok()?;
