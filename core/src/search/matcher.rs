@@ -230,9 +230,11 @@ mod tests {
             text in "([a-zA-Z0-9]{1,8}[ .:_/-]?){0,12}",
             items in proptest::collection::vec(("[a-z0-9]{1,4}", proptest::bool::ANY), 1..3),
         ) {
-            let query = alloc::format!("{}", items.iter()
+            let query: alloc::vec::Vec<alloc::string::String> = items
+                .iter()
                 .map(|(t, prefix)| alloc::format!("{t}{}", if *prefix { "*" } else { "" }))
-                .collect::<alloc::vec::Vec<_>>().join(" "));
+                .collect();
+            let query = query.join(" ");
             let Ok(query) = parse(&query) else { return Ok(()) };
             proptest::prop_assume!(super::by_words(&query, &text));
             proptest::prop_assert_eq!(super::word_spans(&query, &text), super::token_spans(&query, &text));
