@@ -46,13 +46,11 @@ impl Backend for FsStore {
 
     /// A search its index answers from few postings, with nothing waiting to be indexed.
     fn runs_here_alone(&self, op: &Operation, payload: &Value) -> bool {
+        let Some(search) = self.search.as_ref().filter(|_| op.id == "session::search") else {
+            return false;
+        };
         let query = payload.get("query").and_then(Value::as_str).map(session_core::search::parse);
-        match (op.id, query, &self.search) {
-            ("session::search", Some(Ok(query)), Some(search)) => {
-                search.is_selective(&query).unwrap_or(false)
-            }
-            _ => false,
-        }
+        matches!(query, Some(Ok(query)) if search.is_selective(&query).unwrap_or(false))
     }
 
     fn write_arriving(&self) -> Option<Box<dyn Send>> {
