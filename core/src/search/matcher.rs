@@ -24,16 +24,20 @@ pub struct Matched {
 
 /// Matches `text` against `query`: `None` unless every item occurs.
 pub fn match_text(query: &Query, text: &str) -> Option<Matched> {
-    if !by_words(query, text) && !may_match(query, text) {
-        return None;
-    }
-    match_tokens(query, text)
+    matched(query, text, true)
 }
 
 /// [`match_text`] without the cheap test first.
 pub fn match_tokens(query: &Query, text: &str) -> Option<Matched> {
+    matched(query, text, false)
+}
+
+/// [`match_text`], with [`may_match`] first when `test_first` (word by word needs none: it
+/// looks for the terms before it tokenizes).
+fn matched(query: &Query, text: &str, test_first: bool) -> Option<Matched> {
     let spans = match by_words(query, text) {
         true => word_spans(query, text)?,
+        false if test_first && !may_match(query, text) => return None,
         false => token_spans(query, text)?,
     };
     let score = spans.len() as u64;
