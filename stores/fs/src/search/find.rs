@@ -14,7 +14,7 @@ use session_core::search::index::{Candidate, Doc, Resolve, Unindexed, Wanted};
 use session_core::search::{Item, Query};
 use session_core::StoreError;
 use tantivy::columnar::Column;
-use tantivy::postings::{Postings, SegmentPostings};
+use tantivy::postings::{Postings, SegmentPostings, TermInfo};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocId, DocSet, InvertedIndexReader, Searcher, SegmentReader, Term};
 use tantivy::{TantivyDocument, TERMINATED};
@@ -87,14 +87,10 @@ pub(super) fn postings_within(
     for item in &query.items {
         for (i, term) in item.terms.iter().enumerate() {
             if item.prefix && i + 1 == item.terms.len() {
-                let mut terms =
-                    body.terms().range().ge(term.as_bytes()).into_stream().map_err(io)?;
-                while terms.advance() && terms.key().starts_with(term.as_bytes()) {
-                    read += u64::from(terms.value().doc_freq);
-                    if read > budget {
-                        return Ok(None);
-                    }
-                }
+                opened_terms(&body, term, |info| {
+                    read += u64::from(info.doc_freq);
+                    Ok(read <= budget)
+                })?;
             } else {
                 read += u64::from(body.doc_freq(&Term::from_field_text(f.body, term)).map_err(io)?);
             }
@@ -146,16 +142,11 @@ fn term_counts(inv: &InvertedIndexReader, field: Field, term: &str) -> Result<Co
 /// Every term that starts with `prefix`, counts summed per document.
 fn prefix_counts(inv: &InvertedIndexReader, prefix: &str) -> Result<Counts, StoreError> {
     let mut all = Vec::new();
-    let mut terms = inv.terms().range().ge(prefix.as_bytes()).into_stream().map_err(io)?;
-    while terms.advance() {
-        if !terms.key().starts_with(prefix.as_bytes()) {
-            break;
-        }
-        let p = inv
-            .read_postings_from_terminfo(terms.value(), IndexRecordOption::WithFreqs)
-            .map_err(io)?;
+    opened_terms(inv, prefix, |info| {
+        let p = inv.read_postings_from_terminfo(info, IndexRecordOption::WithFreqs).map_err(io)?;
         add_counts(p, &mut all);
-    }
+        Ok(true)
+    })?;
     all.sort_unstable_by_key(|&(doc, _)| doc);
     let mut out: Counts = Vec::with_capacity(all.len());
     for (doc, n) in all {
@@ -204,6 +195,22 @@ fn phrase_counts(
         doc = lists[0].advance();
     }
     Ok(out)
+}
+
+/// Hands `each` the term info of every term of `inv` that starts with `prefix`, in order, until
+/// it answers `false`.
+fn opened_terms(
+    inv: &InvertedIndexReader,
+    prefix: &str,
+    mut each: impl FnMut(&TermInfo) -> Result<bool, StoreError>,
+) -> Result<(), StoreError> {
+    let mut terms = inv.terms().range().ge(prefix.as_bytes()).into_stream().map_err(io)?;
+    while terms.advance() && terms.key().starts_with(prefix.as_bytes()) {
+        if !each(terms.value())? {
+            break;
+        }
+    }
+    Ok(())
 }
 
 fn add_counts(mut postings: SegmentPostings, out: &mut Counts) {
