@@ -21,7 +21,10 @@
 //! without replaying a log; (version 7) search's terms (`search/`): each entry row's and session
 //! row's terms with their counts (`terms`), its prefixes' and neighbouring pairs' counts
 //! (`groups`) and its terms as a tsvector (`lex`, GIN), written with the row, and each entry
-//! row's timestamp. Ids are `bytea`: a
+//! row's timestamp; (version 8) each entry's `lex` with its tier lexemes (`search/terms.rs`:
+//! `term#t` for each power of two `t` the term's count reaches), made from its `terms` for the
+//! rows an older build wrote — a row whose lexemes would then be too many loses its terms, so
+//! searches read it instead. Ids are `bytea`: a
 //! session or attachment id may hold any character, NUL included.
 
 use session_core::wire::ListOrder;
@@ -31,7 +34,7 @@ use tokio_postgres::Client;
 use super::db::db_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 7;
+pub const SCHEMA_VERSION: i32 = 8;
 
 /// How long an instance counts as following after it last renewed its presence (`follow.rs`
 /// renews it far more often).
@@ -179,6 +182,18 @@ BEGIN
             WHERE session_id = p_sid;
     END IF;
 END $$;
+"#,
+    r#"
+UPDATE {s}.entries e SET terms = NULL, groups = NULL, lex = NULL
+    WHERE e.terms IS NOT NULL AND (SELECT sum((octet_length(t.key) + 8) * (1 + (SELECT count(*)
+        FROM unnest('{2,4,8,16,32,64,128,256,512,1024}'::bigint[]) tier
+        WHERE t.value::bigint >= tier))) FROM jsonb_each_text(e.terms) t) > 524288;
+UPDATE {s}.entries e SET lex = e.lex || array_to_tsvector(ARRAY(
+        SELECT t.key || '#' || tier FROM jsonb_each_text(e.terms) t,
+            unnest('{2,4,8,16,32,64,128,256,512,1024}'::bigint[]) tier
+        WHERE t.value::bigint >= tier))
+    WHERE e.terms IS NOT NULL
+        AND EXISTS (SELECT 1 FROM jsonb_each_text(e.terms) t WHERE t.value::bigint >= 2);
 "#,
 ];
 
@@ -563,6 +578,15 @@ mod tests {
         for bad in ["", "1a", "A", "a-b", "a;drop", "a b", "\"a\"", &"a".repeat(64)] {
             assert!(!valid_schema_name(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_tier_migration_knows_the_tiers_and_the_limit() {
+        let tiers: Vec<String> = crate::search::terms::TIERS.iter().map(u64::to_string).collect();
+        let migration = MIGRATIONS[7];
+        assert_eq!(migration.matches(&format!("'{{{}}}'", tiers.join(","))).count(), 2);
+        let limit = crate::search::terms::TERMS_MAX_BYTES.to_string();
+        assert!(migration.contains(&format!("> {limit};")), "{limit}");
     }
 
     #[test]

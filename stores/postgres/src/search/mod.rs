@@ -8,7 +8,9 @@
 //! items, as the core's [`Candidate::bound`] asks. When those bounds are the scores (words,
 //! prefixes of up to eight characters, phrases of two words: [`Found::exact`]) and the core
 //! asks ([`Wanted::keep`]), it ranks them and keeps the best page (SQL's `rank()` keeps every
-//! one tied with the last); a bound of 0 is no candidate at all. What it does not cover is named
+//! one tied with the last); a bound of 0 is no candidate at all. For a lone word it first finds
+//! the highest tier of the word's count that holds a page (`candidates_sql`), so a common word
+//! reads the rows of that tier only. What it does not cover is named
 //! unindexed: sessions whose entry rows are not current, rows without terms (written before
 //! version 7, or a text with too many terms). Both statements read one snapshot.
 //!
@@ -51,7 +53,9 @@ impl PgStore {
         let exact = lookup.exact;
         let keep = wanted.keep.filter(|_| exact);
         let schema = self.sql.schema.clone();
-        let candidates = candidates_sql(&schema, &lookup.items, keep.is_some());
+        let tiers = lookup.tiers.filter(|_| keep.is_some());
+        let tiered = tiers.is_some();
+        let candidates = candidates_sql(&schema, &lookup.items, keep.is_some(), tiered);
         let unindexed = unindexed_sql(&schema);
         let classes: Vec<i16> = EntryClass::EVERY
             .into_iter()
@@ -61,23 +65,35 @@ impl PgStore {
             })
             .map(|class| class as i16)
             .collect();
+        let after = wanted.after.map(|(score, at)| (i64::try_from(score).unwrap_or(i64::MAX), at));
+        let keys: Vec<String> = lookup.items.iter().flatten().cloned().collect();
         let mut params: Vec<Box<dyn ToSql + Send + Sync>> = vec![
-            Box::new(lookup.tsquery),
-            Box::new(classes),
+            Box::new(lookup.tsquery.clone()),
+            Box::new(classes.clone()),
             Box::new(wanted.since),
             Box::new(wanted.until),
             Box::new(wanted.admits_kind(SearchKind::Session, None)),
         ];
         if let Some(keep) = keep {
-            let after =
-                wanted.after.map(|(score, at)| (i64::try_from(score).unwrap_or(i64::MAX), at));
             params.push(Box::new(i64::try_from(keep).unwrap_or(i64::MAX)));
             params.push(Box::new(after.map(|a| a.0)));
             params.push(Box::new(after.map(|a| a.1)));
         }
-        for key in lookup.items.into_iter().flatten() {
-            params.push(Box::new(key));
-        }
+        params.extend(keys.iter().map(|key| Box::new(key.clone()) as Box<dyn ToSql + Send + Sync>));
+        // A lone word's tier: `probe_sql`'s parameters, then the candidates' last one.
+        let probe = tiers.map(|tiers| {
+            let mut probe: Vec<Box<dyn ToSql + Send + Sync>> = vec![
+                Box::new(tiers),
+                Box::new(classes),
+                Box::new(wanted.since),
+                Box::new(wanted.until),
+                Box::new(keep.map(|keep| i64::try_from(keep).unwrap_or(i64::MAX))),
+                Box::new(after.map(|a| a.0)),
+                Box::new(after.map(|a| a.1)),
+            ];
+            probe.extend(keys.into_iter().map(|key| Box::new(key) as Box<dyn ToSql + Send + Sync>));
+            (probe_sql(&schema, &lookup.items), probe)
+        });
         let (rows, unindexed) = self.db.run(move |mut client| async move {
             let fail = |e: tokio_postgres::Error| db_error("search", &e);
             let tx = client
@@ -87,14 +103,22 @@ impl PgStore {
                 .start()
                 .await
                 .map_err(fail)?;
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect();
             // Prepared once per connection and statement shape (the text holds no value).
             let (unindexed, candidates) =
                 tokio::try_join!(tx.prepare_cached(&unindexed), tx.prepare_cached(&candidates))
                     .map_err(fail)?;
             let unindexed = tx.query(&unindexed, &[]).await.map_err(fail)?;
-            let rows = tx.query(&candidates, &refs).await.map_err(fail)?;
+            if let Some((probe, probe_params)) = probe {
+                // Each tier's probe reads at most a page of rows: the planner, which cannot
+                // know how many rows a parameter's lexeme holds, could otherwise take a
+                // sequential scan for one, which reads the whole table when the tier is empty.
+                tx.batch_execute("SET LOCAL enable_seqscan = off").await.map_err(fail)?;
+                let probe = tx.prepare_cached(&probe).await.map_err(fail)?;
+                let tier = tx.query_opt(&probe, &refs(&probe_params)).await.map_err(fail)?;
+                let word = lookup.tsquery;
+                params.push(Box::new(tier.map_or(word, |row| row.get::<_, String>(0))));
+            }
+            let rows = tx.query(&candidates, &refs(&params)).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             Ok((rows, unindexed))
         })?;
@@ -112,6 +136,11 @@ impl PgStore {
             resolver: Box::new(Resolver { docs }),
         })
     }
+}
+
+/// Boxed parameters as a statement takes them.
+fn refs(params: &[Box<dyn ToSql + Send + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect()
 }
 
 /// What a candidate's row names, before it is resolved.
@@ -166,19 +195,26 @@ fn unindexed_of(rows: &[Row]) -> Result<Vec<Unindexed>, StoreError> {
 /// The candidates' statement: `$1` tsquery, `$2` entry classes, `$3`/`$4` since/until (or
 /// `NULL`), `$5` whether sessions' own text is wanted; with `keep`, `$6` keep, `$7`/`$8` the
 /// cursor's score and time (or `NULL`); then the key of each query term in order
-/// ([`terms::Lookup`]) → session id, entry id (`NULL`: the session's text), class, timestamp,
-/// bound, body (with `keep` only). Each bound is a sum over the items of the lowest count of
-/// the item's keys, one lookup each in the row's terms; a bound of 0 cannot match.
-fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool) -> String {
+/// ([`terms::Lookup`]), and with `tiered` the tsquery the entries are looked up by →
+/// session id, entry id (`NULL`: the session's text), class, timestamp, bound, body (with
+/// `keep` only). Each bound is a sum over the items of the lowest count of the item's keys, one
+/// lookup each in the row's terms; a bound of 0 cannot match.
+///
+/// `tiered` (a lone word, with `keep`): the entries are looked up by the last parameter, the
+/// tsquery [`probe_sql`] chose — the word's highest tier that holds a page, or the word itself.
+fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool, tiered: bool) -> String {
     let first = if keep { 9 } else { 6 };
     let entry_bound = bound_sql(items_keys, first, "e");
     let session_bound = bound_sql(items_keys, first, "r");
+    let entries_query = match tiered {
+        false => "$1".to_string(),
+        true => format!("${}", first + items_keys.iter().map(Vec::len).sum::<usize>()),
+    };
     let docs = format!(
         "WITH found AS MATERIALIZED (\
          SELECT e.session_id, e.entry_id, e.class, e.ts, {entry_bound} AS bound \
          FROM {s}.entries e \
-         WHERE e.lex @@ $1::text::tsquery AND e.class = ANY($2::smallint[]) \
-         AND ($3::bigint IS NULL OR e.ts >= $3) AND ($4::bigint IS NULL OR e.ts < $4)), \
+         WHERE e.lex @@ {entries_query}::text::tsquery AND {ADMITTED}), \
          scored AS (\
          SELECT f.session_id, f.entry_id, f.class, f.ts, f.bound \
          FROM found f JOIN {s}.sessions r ON r.session_id = f.session_id \
@@ -209,6 +245,33 @@ fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool) -> String {
          WHERE (bound, ts) = ($7, $8::bigint)) \
          SELECT k.session_id, k.entry_id, k.class, k.ts, k.bound, e.body FROM kept k \
          LEFT JOIN {s}.entries e ON e.session_id = k.session_id AND e.entry_id = k.entry_id"
+    )
+}
+
+/// Which entries a statement reads: `$2` their classes, `$3`/`$4` since/until (or `NULL`).
+const ADMITTED: &str = "e.class = ANY($2::smallint[]) \
+    AND ($3::bigint IS NULL OR e.ts >= $3) AND ($4::bigint IS NULL OR e.ts < $4)";
+
+/// The tier a lone word's kept candidates are read from: `$1` the word's tier tsqueries, the
+/// highest first ([`terms::Lookup::tiers`]), `$2`–`$4` as in [`candidates_sql`], `$5` keep,
+/// `$6`/`$7` the cursor's score and time (or `NULL`), `$8` the word's key → the tsquery of the
+/// highest tier that holds at least `keep` admitted entries ranked after the cursor (no row:
+/// none does). Each tier reads at most `keep` rows and the probe stops at the first that holds
+/// them, so a common word costs a few index lookups here and the rows of one tier in
+/// [`candidates_sql`], not every row that holds it. It is exact: when `keep` entries reach a
+/// tier, the best `keep`, those tied with the last of them and those tied with the cursor all
+/// reach it too.
+fn probe_sql(s: &str, items_keys: &[Vec<String>]) -> String {
+    let bound = bound_sql(items_keys, 8, "e");
+    format!(
+        "WITH RECURSIVE probe(i, n) AS (SELECT 0, 0::bigint UNION ALL \
+         SELECT p.i + 1, (SELECT count(*) FROM (SELECT 1 FROM (SELECT e.session_id \
+         FROM {s}.entries e WHERE e.lex @@ ($1::text[])[p.i + 1]::tsquery AND {ADMITTED} \
+         AND ($6::bigint IS NULL OR ({bound}, e.ts) < ($6, $7::bigint)) OFFSET 0) e \
+         WHERE (SELECT r.projected = r.version AND r.meta IS NOT NULL FROM {s}.sessions r \
+         WHERE r.session_id = e.session_id) LIMIT $5) x) \
+         FROM probe p WHERE p.n < $5 AND p.i < cardinality($1::text[])) \
+         SELECT ($1::text[])[i] FROM probe WHERE n >= $5 AND i > 0"
     )
 }
 

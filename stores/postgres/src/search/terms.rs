@@ -2,8 +2,10 @@
 //! `session_core::search`) with how often each occurs (an entry's or a session's `terms`
 //! column); its terms' prefixes with how many terms each opens and its pairs of neighbouring
 //! terms with how often (`groups`); its terms as a tsvector (`lex`), which `schema.rs` indexes
-//! (GIN). A query becomes the tsquery that finds its documents and the keys whose counts bound
-//! its score.
+//! (GIN), with a tier lexeme (`term#8`) for each power of two a term's count reaches, so the
+//! documents where a word occurs at least so often are one index lookup away. A query becomes
+//! the tsquery that finds its documents, the keys whose counts bound its score and, for a lone
+//! word, the tsqueries of its tiers.
 
 use std::collections::BTreeMap;
 
@@ -26,6 +28,23 @@ pub const PREFIX_CHARS: usize = 8;
 
 /// What starts a prefix key (no term holds it: terms are letters, digits and CJK).
 const PREFIX_MARK: char = '^';
+
+/// What joins a term and a tier in a tier lexeme (no term holds it either).
+const TIER_MARK: char = '#';
+
+/// The tiers of a term's count in a text: `lex` holds `term#t` for each `t` the count reaches.
+/// Powers of two, so a term has at most ten tier lexemes; a count above the last is in it.
+pub const TIERS: [u64; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+/// The tier lexeme of a term (a key, [`key`]) at `tier`.
+fn tier_key(key: &str, tier: u64) -> String {
+    format!("{key}{TIER_MARK}{tier}")
+}
+
+/// How many tiers a count reaches.
+fn tiers_reached(count: u64) -> usize {
+    TIERS.iter().take_while(|&&tier| count >= tier).count()
+}
 
 /// A term as a key: itself, or its first [`KEY_MAX_BYTES`] bytes at most (whole characters).
 pub fn key(term: &str) -> &str {
@@ -121,11 +140,19 @@ pub fn terms_of(text: &str) -> Option<Terms> {
         before.push_str(t.term);
         before_at = Some(t.pos);
     });
-    let bytes: usize = counts.keys().map(|k| k.len() + 8).sum();
+    // Each term once, and once more per tier its count reaches (a tier lexeme is the term,
+    // the mark and at most four digits).
+    let bytes: usize = counts.iter().map(|(k, n)| (k.len() + 8) * (1 + tiers_reached(*n))).sum();
     if bytes > TERMS_MAX_BYTES {
         return None;
     }
-    let lex: Vec<String> = counts.keys().map(|term| quoted(term)).collect();
+    let mut lex: Vec<String> = Vec::with_capacity(counts.len());
+    for (term, n) in &counts {
+        lex.push(quoted(term));
+        for &tier in &TIERS[..tiers_reached(*n)] {
+            lex.push(quoted(&tier_key(term, tier)));
+        }
+    }
     for (term, n) in &counts {
         for (end, c) in term.char_indices().take(PREFIX_CHARS) {
             let prefix = &term[..end + c.len_utf8()];
@@ -148,14 +175,17 @@ pub fn session_terms(meta: &SessionMeta) -> Option<Terms> {
 
 /// A query as the index looks it up: its tsquery (every term of every item; a prefix as `:*`),
 /// per item the keys whose lowest count bounds its occurrences (a word: its own; a prefix: its
-/// prefix key; a phrase: each two of its terms that follow one another, its prefix last), and
+/// prefix key; a phrase: each two of its terms that follow one another, its prefix last),
 /// whether those bounds are the counts themselves (every item a word, a prefix of at most
-/// [`PREFIX_CHARS`] characters or a phrase of two words, and no term cut to a key).
+/// [`PREFIX_CHARS`] characters or a phrase of two words, and no term cut to a key), and for a
+/// query of one word (whose bound is its count) the tsquery of each of its [`TIERS`], the
+/// highest first: the documents that hold the word at least that often.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Lookup {
     pub tsquery: String,
     pub items: Vec<Vec<String>>,
     pub exact: bool,
+    pub tiers: Option<Vec<String>>,
 }
 
 impl Lookup {
@@ -184,7 +214,14 @@ impl Lookup {
             };
             items.push(keys);
         }
-        Lookup { tsquery: parts.join(" & "), items, exact }
+        let tiers = match query.items.as_slice() {
+            [one] if exact && !one.prefix && one.terms.len() == 1 => {
+                let word = key(&one.terms[0]);
+                Some(TIERS.iter().rev().map(|&tier| quoted(&tier_key(word, tier))).collect())
+            }
+            _ => None,
+        };
+        Lookup { tsquery: parts.join(" & "), items, exact, tiers }
     }
 }
 
@@ -196,10 +233,32 @@ mod tests {
     fn a_text_keeps_each_term_with_its_count() {
         let terms = terms_of("Parse the parser: parse camelCase").expect("indexed");
         let map = serde_json::from_str::<Counts>(&terms.json).expect("json").t;
-        assert_eq!(terms.lex, "'camel' 'camelcase' 'case' 'parse' 'parser' 'the'");
+        assert_eq!(terms.lex, "'camel' 'camelcase' 'case' 'parse' 'parse#2' 'parser' 'the'");
         assert_eq!(map["parse"], 2);
         assert_eq!(map["camelcase"], 1, "a split word's whole is a term");
         assert_eq!(map["camel"], 1);
+    }
+
+    #[test]
+    fn a_count_reaches_its_tiers() {
+        let text = ["tick"; 9].join(" ");
+        let terms = terms_of(&format!("{text} tock")).expect("indexed");
+        assert_eq!(terms.lex, "'tick' 'tick#2' 'tick#4' 'tick#8' 'tock'");
+        assert_eq!((tiers_reached(1), tiers_reached(3), tiers_reached(5000)), (0, 1, TIERS.len()));
+    }
+
+    #[test]
+    fn a_lone_word_looks_up_its_tiers_from_the_highest() {
+        let lookup = Lookup::of(&session_core::search::parse("Tick").expect("parses"));
+        let tiers = lookup.tiers.expect("a lone word has tiers");
+        assert_eq!(
+            (tiers.first(), tiers.last()),
+            (Some(&"'tick#1024'".into()), Some(&"'tick#2'".into()))
+        );
+        for other in ["tick tock", "tic*", "\"tick tock\""] {
+            let lookup = Lookup::of(&session_core::search::parse(other).expect("parses"));
+            assert_eq!(lookup.tiers, None, "{other}");
+        }
     }
 
     #[test]

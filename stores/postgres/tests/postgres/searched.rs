@@ -1,8 +1,9 @@
 //! Search through postgres's index (issue 39): a write through one instance is found through
 //! another as soon as it is acknowledged, and a deleted session no longer; the index covers
 //! what this build wrote (no row is left unindexed); rows an older build wrote (no terms) are
-//! read instead and give the same hits; and the core's seeded search model test against the
-//! scan, through two instances.
+//! read instead and give the same hits; rows of schema version 7 (terms, no tier lexemes) get
+//! their tiers from the migration; and the core's seeded search model test against the scan,
+//! through two instances.
 
 use serde_json::{json, Value};
 use session_core::conformance::search_agrees_with_scan;
@@ -93,6 +94,49 @@ pub fn rows_without_terms_are_read(url: &str) -> Result<(), String> {
     let after = pages(&PgStore::open(&config)?)?;
     if after != before {
         return Err(format!("with rows unindexed: {after:?}, indexed: {before:?}"));
+    }
+    Ok(())
+}
+
+/// What schema version 7 wrote (lexemes without tiers) is migrated to the same pages.
+pub fn version_7_rows_get_their_tiers(url: &str) -> Result<(), String> {
+    let config = fresh_config(url);
+    let store = PgStore::open(&config)?;
+    let (clock, ids) = (ManualClock::new(), SeqIds::new());
+    let env = Env { clock: &clock, ids: &ids, limits: Limits::default() };
+    call(&store, &env, "session::ensure", json!({"session_id": "s", "title": "t"}))?;
+    let texts = ["tick tick tick tick tick", "tick", "tick tick tick", "tick tick", "tock"];
+    for (i, text) in texts.iter().enumerate() {
+        let append =
+            json!({"session_id": "s", "entry_id": format!("e{i}"), "message": message(text)});
+        call(&store, &env, "session::append", append)?;
+    }
+    let pages =
+        |store: &PgStore| session_core::conformance::search_pages(store, &env, "tick", 1, false);
+    let before = pages(&store)?;
+    drop(store);
+    let s = &config.schema;
+    let tiers =
+        |url| admin(url, &format!("SELECT count(*) FROM {s}.entries WHERE lex @@ 'tick#2'"));
+    if tiers(url)? != ["3"] {
+        return Err(format!("tier lexemes written: {:?}", tiers(url)?));
+    }
+    admin(
+        url,
+        &format!(
+            "UPDATE {s}.entries SET lex = array_to_tsvector(ARRAY(SELECT jsonb_object_keys(terms))); \
+             DELETE FROM {s}.schema_version WHERE version = 8"
+        ),
+    )?;
+    if tiers(url)? != ["0"] {
+        return Err("the rows were not put back to version 7".into());
+    }
+    let after = pages(&PgStore::open(&config)?)?;
+    if tiers(url)? != ["3"] || after != before {
+        return Err(format!(
+            "migrated: {:?} tiered, pages {after:?}, before {before:?}",
+            tiers(url)?
+        ));
     }
     Ok(())
 }
