@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use super::query::Query;
 use crate::error::StoreError;
-use crate::wire::{Role, SearchKind};
+use crate::wire::{Role, SearchKind, SessionMeta};
 
 /// The cheap filters an index applies itself (from fields it keeps beside each document).
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +82,12 @@ pub struct Doc {
 /// Turns a candidate's handle into what the index keeps of it.
 pub trait Resolve {
     fn resolve(&self, doc: u64) -> Result<Doc, StoreError>;
+
+    /// The meta of a candidate's session, listed, when the index read it with the candidates (in
+    /// their snapshot), so the core need not ask the store for it; `None`: ask the store.
+    fn listed_meta(&self, _session_id: &str) -> Option<&SessionMeta> {
+        None
+    }
 }
 
 /// An index's answer: candidates (in no order) and what it does not cover. No document is both:

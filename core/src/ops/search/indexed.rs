@@ -9,7 +9,7 @@ use core::cmp::Reverse;
 
 use super::{scan, Ask, Found, Page};
 use crate::error::Result;
-use crate::search::index::{SearchIndex, Unindexed};
+use crate::search::index::{Resolve, SearchIndex, Unindexed};
 use crate::store::Store;
 use crate::wire::{SearchBranch, SessionMeta};
 
@@ -30,7 +30,8 @@ pub(super) fn search(
     }
     let found = index.find(ask.query, &wanted)?;
     let exact = found.exact;
-    let mut sessions = Sessions { store, ask, known: BTreeMap::new() };
+    let resolver = &*found.resolver;
+    let mut sessions = Sessions { store, resolver, ask, known: BTreeMap::new() };
     for unindexed in &found.unindexed {
         match unindexed {
             Unindexed::Session(sid) => {
@@ -87,9 +88,11 @@ pub(super) fn search(
     Ok(())
 }
 
-/// The sessions this search has read: their meta when listed and in scope, their active leaf.
+/// The sessions this search has read: their meta when listed and in scope (from the index when
+/// it read them, else from the store), their active leaf.
 struct Sessions<'a> {
     store: &'a dyn Store,
+    resolver: &'a dyn Resolve,
     ask: &'a Ask<'a>,
     known: BTreeMap<String, (Option<SessionMeta>, Option<Option<String>>)>,
 }
@@ -98,7 +101,11 @@ impl Sessions<'_> {
     fn meta(&mut self, sid: &str) -> Result<Option<&SessionMeta>> {
         if !self.known.contains_key(sid) {
             // A trashed session is not listed (its meta is parked in its lifecycle).
-            let listed = self.store.listed_meta(sid)?.filter(|meta| self.ask.in_scope(meta));
+            let listed = match self.resolver.listed_meta(sid) {
+                Some(meta) => Some(meta.clone()),
+                None => self.store.listed_meta(sid)?,
+            };
+            let listed = listed.filter(|meta| self.ask.in_scope(meta));
             self.known.insert(String::from(sid), (listed, None));
         }
         Ok(self.known.get(sid).and_then(|(meta, _)| meta.as_ref()))

@@ -25,7 +25,7 @@ use session_core::path_index::EntryClass;
 use session_core::search::index::{Candidate, Doc, Found, Resolve, SearchIndex, Unindexed, Wanted};
 use session_core::search::text::entry_text;
 use session_core::search::Query;
-use session_core::wire::{SearchKind, SessionEntry};
+use session_core::wire::{SearchKind, SessionEntry, SessionMeta};
 use session_core::StoreError;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{IsolationLevel, Row};
@@ -124,8 +124,17 @@ impl PgStore {
         })?;
         let mut docs = Vec::with_capacity(rows.len());
         let mut candidates = Vec::with_capacity(rows.len());
+        let mut metas = BTreeMap::new();
         for row in &rows {
             let (doc, candidate) = doc_of(row, docs.len() as u64)?;
+            if let (Some(meta), false) =
+                (row.get::<_, Option<&str>>(6), metas.contains_key(&doc.session_id))
+            {
+                metas.insert(
+                    doc.session_id.clone(),
+                    decode::<SessionMeta>("a session's meta", meta)?,
+                );
+            }
             docs.push(doc);
             candidates.push(candidate);
         }
@@ -133,7 +142,7 @@ impl PgStore {
             candidates,
             exact,
             unindexed: unindexed_of(&unindexed)?,
-            resolver: Box::new(Resolver { docs }),
+            resolver: Box::new(Resolver { docs, metas }),
         })
     }
 }
@@ -196,8 +205,8 @@ fn unindexed_of(rows: &[Row]) -> Result<Vec<Unindexed>, StoreError> {
 /// `NULL`), `$5` whether sessions' own text is wanted; with `keep`, `$6` keep, `$7`/`$8` the
 /// cursor's score and time (or `NULL`); then the key of each query term in order
 /// ([`terms::Lookup`]), and with `tiered` the tsquery the entries are looked up by →
-/// session id, entry id (`NULL`: the session's text), class, timestamp, bound, body (with
-/// `keep` only). Each bound is a sum over the items of the lowest count of the item's keys, one
+/// session id, entry id (`NULL`: the session's text), class, timestamp, bound, and with `keep`
+/// only the entry's body and its session's meta (read with them: no call for it later). Each bound is a sum over the items of the lowest count of the item's keys, one
 /// lookup each in the row's terms; a bound of 0 cannot match.
 ///
 /// `tiered` (a lone word, with `keep`): the entries are looked up by the last parameter, the
@@ -232,7 +241,8 @@ fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool, tiered: bool)
     );
     if !keep {
         return format!(
-            "{docs} SELECT session_id, entry_id, class, ts, bound, NULL::text FROM scored"
+            "{docs} SELECT session_id, entry_id, class, ts, bound, NULL::text, NULL::text \
+             FROM scored"
         );
     }
     // `Wanted::keep`: those tied with the cursor always (their ids decide), those after it
@@ -243,8 +253,9 @@ fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool, tiered: bool)
          kept AS (SELECT session_id, entry_id, class, ts, bound FROM ranked WHERE place <= $6 \
          UNION ALL SELECT session_id, entry_id, class, ts, bound FROM scored \
          WHERE (bound, ts) = ($7, $8::bigint)) \
-         SELECT k.session_id, k.entry_id, k.class, k.ts, k.bound, e.body FROM kept k \
-         LEFT JOIN {s}.entries e ON e.session_id = k.session_id AND e.entry_id = k.entry_id"
+         SELECT k.session_id, k.entry_id, k.class, k.ts, k.bound, e.body, r.meta FROM kept k \
+         LEFT JOIN {s}.entries e ON e.session_id = k.session_id AND e.entry_id = k.entry_id \
+         JOIN {s}.sessions r ON r.session_id = k.session_id"
     )
 }
 
@@ -313,9 +324,11 @@ fn unindexed_sql(s: &str) -> String {
     )
 }
 
-/// The candidates' rows, by their place in the answer.
+/// The candidates' rows, by their place in the answer, and the metas of their sessions when the
+/// statement read them.
 struct Resolver {
     docs: Vec<RowDoc>,
+    metas: BTreeMap<String, SessionMeta>,
 }
 
 impl Resolve for Resolver {
@@ -342,5 +355,9 @@ impl Resolve for Resolver {
             kind,
             role,
         })
+    }
+
+    fn listed_meta(&self, session_id: &str) -> Option<&SessionMeta> {
+        self.metas.get(session_id)
     }
 }

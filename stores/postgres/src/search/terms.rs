@@ -2,7 +2,7 @@
 //! `session_core::search`) with how often each occurs (an entry's or a session's `terms`
 //! column); its terms' prefixes with how many terms each opens and its pairs of neighbouring
 //! terms with how often (`groups`); its terms as a tsvector (`lex`), which `schema.rs` indexes
-//! (GIN), with a tier lexeme (`term#8`) for each power of two a term's count reaches, so the
+//! (GIN), with a tier lexeme (`#8#term`) for each power of two a term's count reaches, so the
 //! documents where a word occurs at least so often are one index lookup away. A query becomes
 //! the tsquery that finds its documents, the keys whose counts bound its score and, for a lone
 //! word, the tsqueries of its tiers.
@@ -29,16 +29,17 @@ pub const PREFIX_CHARS: usize = 8;
 /// What starts a prefix key (no term holds it: terms are letters, digits and CJK).
 const PREFIX_MARK: char = '^';
 
-/// What joins a term and a tier in a tier lexeme (no term holds it either).
+/// What starts a tier lexeme and ends its tier (no term holds it either, so no query term or
+/// prefix matches a tier lexeme).
 const TIER_MARK: char = '#';
 
-/// The tiers of a term's count in a text: `lex` holds `term#t` for each `t` the count reaches.
+/// The tiers of a term's count in a text: `lex` holds `#t#term` for each `t` the count reaches.
 /// Powers of two, so a term has at most ten tier lexemes; a count above the last is in it.
 pub const TIERS: [u64; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
-/// The tier lexeme of a term (a key, [`key`]) at `tier`.
+/// The tier lexeme of a term (a key, [`key`]) at `tier`: `#8#term`.
 fn tier_key(key: &str, tier: u64) -> String {
-    format!("{key}{TIER_MARK}{tier}")
+    format!("{TIER_MARK}{tier}{TIER_MARK}{key}")
 }
 
 /// How many tiers a count reaches.
@@ -233,7 +234,7 @@ mod tests {
     fn a_text_keeps_each_term_with_its_count() {
         let terms = terms_of("Parse the parser: parse camelCase").expect("indexed");
         let map = serde_json::from_str::<Counts>(&terms.json).expect("json").t;
-        assert_eq!(terms.lex, "'camel' 'camelcase' 'case' 'parse' 'parse#2' 'parser' 'the'");
+        assert_eq!(terms.lex, "'camel' 'camelcase' 'case' 'parse' '#2#parse' 'parser' 'the'");
         assert_eq!(map["parse"], 2);
         assert_eq!(map["camelcase"], 1, "a split word's whole is a term");
         assert_eq!(map["camel"], 1);
@@ -243,7 +244,7 @@ mod tests {
     fn a_count_reaches_its_tiers() {
         let text = ["tick"; 9].join(" ");
         let terms = terms_of(&format!("{text} tock")).expect("indexed");
-        assert_eq!(terms.lex, "'tick' 'tick#2' 'tick#4' 'tick#8' 'tock'");
+        assert_eq!(terms.lex, "'tick' '#2#tick' '#4#tick' '#8#tick' 'tock'");
         assert_eq!((tiers_reached(1), tiers_reached(3), tiers_reached(5000)), (0, 1, TIERS.len()));
     }
 
@@ -253,7 +254,7 @@ mod tests {
         let tiers = lookup.tiers.expect("a lone word has tiers");
         assert_eq!(
             (tiers.first(), tiers.last()),
-            (Some(&"'tick#1024'".into()), Some(&"'tick#2'".into()))
+            (Some(&"'#1024#tick'".into()), Some(&"'#2#tick'".into()))
         );
         for other in ["tick tock", "tic*", "\"tick tock\""] {
             let lookup = Lookup::of(&session_core::search::parse(other).expect("parses"));

@@ -117,7 +117,7 @@ pub fn version_7_rows_get_their_tiers(url: &str) -> Result<(), String> {
     drop(store);
     let s = &config.schema;
     let tiers =
-        |url| admin(url, &format!("SELECT count(*) FROM {s}.entries WHERE lex @@ 'tick#2'"));
+        |url| admin(url, &format!("SELECT count(*) FROM {s}.entries WHERE lex @@ '''#2#tick'''"));
     if tiers(url)? != ["3"] {
         return Err(format!("tier lexemes written: {:?}", tiers(url)?));
     }
