@@ -22,7 +22,7 @@
 //! row's terms with their counts (`terms`), its prefixes' and neighbouring pairs' counts
 //! (`groups`) and its terms as a tsvector (`lex`, GIN), written with the row, and each entry
 //! row's timestamp; (version 8) each entry's `lex` with its tier lexemes (`search/terms.rs`:
-//! `#t#term` for each power of two `t` the term's count reaches), made from its `terms` for the
+//! `#t#term` for each tier `t` the term's count reaches), made from its `terms` for the
 //! rows an older build wrote — a row whose lexemes would then be too many loses its terms, so
 //! searches read it instead. Ids are `bytea`: a
 //! session or attachment id may hold any character, NUL included.
@@ -186,11 +186,11 @@ END $$;
     r#"
 UPDATE {s}.entries e SET terms = NULL, groups = NULL, lex = NULL
     WHERE e.terms IS NOT NULL AND (SELECT sum((octet_length(t.key) + 8) * (1 + (SELECT count(*)
-        FROM unnest('{2,4,8,16,32,64,128,256,512,1024}'::bigint[]) tier
+        FROM unnest('{2,3,4,6,8,12,16,24,32,48,64,96,128,192,256,384,512,768,1024}'::bigint[]) tier
         WHERE t.value::bigint >= tier))) FROM jsonb_each_text(e.terms) t) > 524288;
 UPDATE {s}.entries e SET lex = e.lex || array_to_tsvector(ARRAY(
         SELECT '#' || tier || '#' || t.key FROM jsonb_each_text(e.terms) t,
-            unnest('{2,4,8,16,32,64,128,256,512,1024}'::bigint[]) tier
+            unnest('{2,3,4,6,8,12,16,24,32,48,64,96,128,192,256,384,512,768,1024}'::bigint[]) tier
         WHERE t.value::bigint >= tier))
     WHERE e.terms IS NOT NULL
         AND EXISTS (SELECT 1 FROM jsonb_each_text(e.terms) t WHERE t.value::bigint >= 2);

@@ -2,7 +2,7 @@
 //! `session_core::search`) with how often each occurs (an entry's or a session's `terms`
 //! column); its terms' prefixes with how many terms each opens and its pairs of neighbouring
 //! terms with how often (`groups`); its terms as a tsvector (`lex`), which `schema.rs` indexes
-//! (GIN), with a tier lexeme (`#8#term`) for each power of two a term's count reaches, so the
+//! (GIN), with a tier lexeme (`#8#term`) for each of its tiers a term's count reaches, so the
 //! documents where a word occurs at least so often are one index lookup away. A query becomes
 //! the tsquery that finds its documents, the keys whose counts bound its score and, for a lone
 //! word, the tsqueries of its tiers.
@@ -34,8 +34,10 @@ const PREFIX_MARK: char = '^';
 const TIER_MARK: char = '#';
 
 /// The tiers of a term's count in a text: `lex` holds `#t#term` for each `t` the count reaches.
-/// Powers of two, so a term has at most ten tier lexemes; a count above the last is in it.
-pub const TIERS: [u64; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+/// Each about 1.4 times the one before, so the tier a page is read from holds at most a few
+/// times the entries a page needs when counts spread evenly; a count above the last is in it.
+pub const TIERS: [u64; 19] =
+    [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024];
 
 /// The tier lexeme of a term (a key, [`key`]) at `tier`: `#8#term`.
 fn tier_key(key: &str, tier: u64) -> String {
@@ -244,8 +246,8 @@ mod tests {
     fn a_count_reaches_its_tiers() {
         let text = ["tick"; 9].join(" ");
         let terms = terms_of(&format!("{text} tock")).expect("indexed");
-        assert_eq!(terms.lex, "'tick' '#2#tick' '#4#tick' '#8#tick' 'tock'");
-        assert_eq!((tiers_reached(1), tiers_reached(3), tiers_reached(5000)), (0, 1, TIERS.len()));
+        assert_eq!(terms.lex, "'tick' '#2#tick' '#3#tick' '#4#tick' '#6#tick' '#8#tick' 'tock'");
+        assert_eq!((tiers_reached(1), tiers_reached(3), tiers_reached(5000)), (0, 2, TIERS.len()));
     }
 
     #[test]
