@@ -219,15 +219,25 @@ fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool, tiered: bool)
         false => "$1".to_string(),
         true => format!("${}", first + items_keys.iter().map(Vec::len).sum::<usize>()),
     };
+    // Which found entries' sessions are listed and current: a tier's few rows look each one up;
+    // otherwise (possibly every row) the sessions are joined whole.
+    let live = match tiered {
+        true => format!(
+            "WHERE f.bound > 0 AND (SELECT r.projected = r.version AND r.meta IS NOT NULL \
+             FROM {s}.sessions r WHERE r.session_id = f.session_id)"
+        ),
+        false => format!(
+            "JOIN {s}.sessions r ON r.session_id = f.session_id \
+             WHERE f.bound > 0 AND r.projected = r.version AND r.meta IS NOT NULL"
+        ),
+    };
     let docs = format!(
         "WITH found AS MATERIALIZED (\
          SELECT e.session_id, e.entry_id, e.class, e.ts, {entry_bound} AS bound \
          FROM {s}.entries e \
          WHERE e.lex @@ {entries_query}::text::tsquery AND {ADMITTED}), \
          scored AS (\
-         SELECT f.session_id, f.entry_id, f.class, f.ts, f.bound \
-         FROM found f JOIN {s}.sessions r ON r.session_id = f.session_id \
-         WHERE f.bound > 0 AND r.projected = r.version AND r.meta IS NOT NULL \
+         SELECT f.session_id, f.entry_id, f.class, f.ts, f.bound FROM found f {live} \
          UNION ALL \
          SELECT * FROM (SELECT r.session_id, NULL::bytea AS entry_id, \
          {SESSION_CLASS}::smallint AS class, r.updated_at AS ts, {session_bound} AS bound \
