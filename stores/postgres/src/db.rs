@@ -113,6 +113,17 @@ impl Db {
         Fut: Future<Output = Result<T, StoreError>> + Send,
     {
         let pool = self.pool.clone();
+        self.wait_for(bounded(async move { job(pooled(&pool).await?).await }))
+    }
+
+    /// [`Db::run`] without its time limit: for a schema migration, which may rewrite every row.
+    pub fn run_unbounded<T, F, Fut>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Object) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, StoreError>> + Send,
+    {
+        let pool = self.pool.clone();
         self.wait_for(async move { job(pooled(&pool).await?).await })
     }
 
@@ -176,8 +187,8 @@ impl Db {
     }
 
     /// Drives `job` on the calling thread within the pool's runtime (whose threads drive the
-    /// connections and the timers) and waits for its answer, at most [`CALL_TIMEOUT`]: each round
-    /// trip wakes the caller straight from the connection's task, not through a task of its own.
+    /// connections and the timers) and waits for its answer: each round trip wakes the caller
+    /// straight from the connection's task, not through a task of its own.
     fn wait_for<T: Send + 'static>(
         &self,
         job: impl Future<Output = Result<T, StoreError>> + Send + 'static,
@@ -189,7 +200,7 @@ impl Db {
         // Unconstrained: called on a thread inside a task of another runtime (the worker's
         // only call, a test's step), tokio's per-task budget would be that task's, spent and
         // never renewed while this blocks: its resources would answer "yield" forever.
-        futures::executor::block_on(tokio::task::unconstrained(bounded(job)))
+        futures::executor::block_on(tokio::task::unconstrained(job))
     }
 }
 

@@ -75,7 +75,9 @@ impl PgStore {
         let db = Db::new(pg_config.clone(), config.max_connections)?;
         let (schema, sql) = (config.schema.clone(), Arc::new(Sql::new(&config.schema)));
         let reads = sql.clone();
-        db.run(move |mut client| async move {
+        // Unbounded: a migration may rewrite every entry row (version 8 took 46 s for 500k
+        // entries, BENCHMARKS.md), far longer than any call may.
+        db.run_unbounded(move |mut client| async move {
             schema::migrate(&mut client, &schema).await?;
             // The page reads prepared on the connection the first read will likely get: a cold
             // instance's first page costs its statements, not their prepares too.

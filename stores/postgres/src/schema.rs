@@ -557,14 +557,16 @@ pub async fn migrate(client: &mut Client, schema: &str) -> Result<i32, StoreErro
     }
     for (from, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let to = from as i32 + 1;
-        // Some rewrite every entry row (version 8: about a minute per million entries).
-        tracing::info!("postgres: schema {schema}: migrating from version {from} to {to}");
         let started = std::time::Instant::now();
+        if found > 0 {
+            // An upgrade: some steps rewrite every entry row (version 8), which takes a while.
+            tracing::info!("postgres: schema {schema}: migrating from version {from} to {to}");
+        }
         tx.batch_execute(&migration.replace("{s}", schema)).await.map_err(fail)?;
-        tracing::info!(
-            "postgres: schema {schema}: at version {to} after {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        if found > 0 {
+            let secs = started.elapsed().as_secs_f64();
+            tracing::info!("postgres: schema {schema}: at version {to} after {secs:.1} s");
+        }
         tx.execute(&format!("INSERT INTO {schema}.schema_version (version) VALUES ($1)"), &[&to])
             .await
             .map_err(fail)?;
