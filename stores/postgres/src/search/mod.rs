@@ -9,8 +9,8 @@
 //! prefixes of up to eight characters, phrases of two words: [`Found::exact`]) and the core
 //! asks ([`Wanted::keep`]), it ranks them and keeps the best page (SQL's `rank()` keeps every
 //! one tied with the last); a bound of 0 is no candidate at all. For a lone word it first finds
-//! the highest tier of the word's count that holds a page (`candidates_sql`), so a common word
-//! reads the rows of that tier only. What it does not cover is named
+//! the highest tier of the word's count that holds a page (`probe_sql`), so a common word reads
+//! the rows of that tier only. What it does not cover is named
 //! unindexed: sessions whose entry rows are not current, rows without terms (written before
 //! version 7, or a text with too many terms). Both statements read one snapshot.
 //!
@@ -32,6 +32,7 @@ use tokio_postgres::{IsolationLevel, Row};
 
 use super::db::db_error;
 use super::{decode, PgStore};
+use terms::TIERS;
 
 /// The class a session's own text has in the statement's rows.
 const SESSION_CLASS: i16 = -1;
@@ -54,8 +55,8 @@ impl PgStore {
         let keep = wanted.keep.filter(|_| exact);
         let schema = self.sql.schema.clone();
         let tiers = lookup.tiers.filter(|_| keep.is_some());
-        let tiered = tiers.is_some();
-        let candidates = candidates_sql(&schema, &lookup.items, keep.is_some(), tiered);
+        let candidates = candidates_sql(&schema, &lookup.items, keep.is_some(), false);
+        let tiered = candidates_sql(&schema, &lookup.items, keep.is_some(), true);
         let unindexed = unindexed_sql(&schema);
         let classes: Vec<i16> = EntryClass::EVERY
             .into_iter()
@@ -81,7 +82,9 @@ impl PgStore {
         }
         params.extend(keys.iter().map(|key| Box::new(key.clone()) as Box<dyn ToSql + Send + Sync>));
         // A lone word's tier: `probe_sql`'s parameters, then the candidates' last one.
-        let probe = tiers.map(|tiers| {
+        let probe = tiers.map(|mut tiers| {
+            // Last, the word itself: whether it holds a page at all.
+            tiers.push(lookup.tsquery.clone());
             let mut probe: Vec<Box<dyn ToSql + Send + Sync>> = vec![
                 Box::new(tiers),
                 Box::new(classes),
@@ -104,21 +107,33 @@ impl PgStore {
                 .await
                 .map_err(fail)?;
             // Prepared once per connection and statement shape (the text holds no value).
-            let (unindexed, candidates) =
-                tokio::try_join!(tx.prepare_cached(&unindexed), tx.prepare_cached(&candidates))
-                    .map_err(fail)?;
+            let unindexed = tx.prepare_cached(&unindexed).await.map_err(fail)?;
             let unindexed = tx.query(&unindexed, &[]).await.map_err(fail)?;
+            let mut statement = &candidates;
             if let Some((probe, probe_params)) = probe {
                 // Each tier's probe reads at most a page of rows: the planner, which cannot
                 // know how many rows a parameter's lexeme holds, could otherwise take a
                 // sequential scan for one, which reads the whole table when the tier is empty.
                 tx.batch_execute("SET LOCAL enable_seqscan = off").await.map_err(fail)?;
                 let probe = tx.prepare_cached(&probe).await.map_err(fail)?;
-                let tier = tx.query_opt(&probe, &refs(&probe_params)).await.map_err(fail)?;
-                let word = lookup.tsquery;
-                params.push(Box::new(tier.map_or(word, |row| row.get::<_, String>(0))));
+                let found = tx.query_opt(&probe, &refs(&probe_params)).await.map_err(fail)?;
+                match found.map(|row| (row.get::<_, i32>(0), row.get::<_, String>(1))) {
+                    // A tier holds a page: its rows.
+                    Some((at, tier)) if at <= TIERS.len() as i32 => {
+                        params.push(Box::new(tier));
+                        statement = &tiered;
+                    }
+                    // Only the word itself holds one: every row that holds it.
+                    Some(_) => {}
+                    // Not even the word: its few rows.
+                    None => {
+                        params.push(Box::new(lookup.tsquery));
+                        statement = &tiered;
+                    }
+                }
             }
-            let rows = tx.query(&candidates, &refs(&params)).await.map_err(fail)?;
+            let statement = tx.prepare_cached(statement).await.map_err(fail)?;
+            let rows = tx.query(&statement, &refs(&params)).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             Ok((rows, unindexed))
         })?;
@@ -206,11 +221,13 @@ fn unindexed_of(rows: &[Row]) -> Result<Vec<Unindexed>, StoreError> {
 /// cursor's score and time (or `NULL`); then the key of each query term in order
 /// ([`terms::Lookup`]), and with `tiered` the tsquery the entries are looked up by →
 /// session id, entry id (`NULL`: the session's text), class, timestamp, bound, and with `keep`
-/// only the entry's body and its session's meta (read with them: no call for it later). Each bound is a sum over the items of the lowest count of the item's keys, one
-/// lookup each in the row's terms; a bound of 0 cannot match.
+/// only the entry's body and its session's meta (read with them: no call for it later). Each
+/// bound is a sum over the items of the lowest count of the item's keys, one lookup each in the
+/// row's terms; a bound of 0 cannot match.
 ///
 /// `tiered` (a lone word, with `keep`): the entries are looked up by the last parameter, the
-/// tsquery [`probe_sql`] chose — the word's highest tier that holds a page, or the word itself.
+/// tier [`probe_sql`] chose, and each looks its session up (a tier holds few rows; a statement
+/// that may find every row joins the sessions whole).
 fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool, tiered: bool) -> String {
     let first = if keep { 9 } else { 6 };
     let entry_bound = bound_sql(items_keys, first, "e");
@@ -219,8 +236,7 @@ fn candidates_sql(s: &str, items_keys: &[Vec<String>], keep: bool, tiered: bool)
         false => "$1".to_string(),
         true => format!("${}", first + items_keys.iter().map(Vec::len).sum::<usize>()),
     };
-    // Which found entries' sessions are listed and current: a tier's few rows look each one up;
-    // otherwise (possibly every row) the sessions are joined whole.
+    // Which found entries' sessions are listed and current.
     let live = match tiered {
         true => format!(
             "WHERE f.bound > 0 AND (SELECT r.projected = r.version AND r.meta IS NOT NULL \
@@ -274,14 +290,14 @@ const ADMITTED: &str = "e.class = ANY($2::smallint[]) \
     AND ($3::bigint IS NULL OR e.ts >= $3) AND ($4::bigint IS NULL OR e.ts < $4)";
 
 /// The tier a lone word's kept candidates are read from: `$1` the word's tier tsqueries, the
-/// highest first ([`terms::Lookup::tiers`]), `$2`–`$4` as in [`candidates_sql`], `$5` keep,
-/// `$6`/`$7` the cursor's score and time (or `NULL`), `$8` the word's key → the tsquery of the
-/// highest tier that holds at least `keep` admitted entries ranked after the cursor (no row:
-/// none does). Each tier reads at most `keep` rows and the probe stops at the first that holds
-/// them, so a common word costs a few index lookups here and the rows of one tier in
-/// [`candidates_sql`], not every row that holds it. It is exact: when `keep` entries reach a
-/// tier, the best `keep`, those tied with the last of them and those tied with the cursor all
-/// reach it too.
+/// highest first ([`terms::Lookup::tiers`]), then the word's own, `$2`–`$4` as in
+/// [`candidates_sql`], `$5` keep, `$6`/`$7` the cursor's score and time (or `NULL`), `$8` the
+/// word's key → the place (from 1) and tsquery of the first that holds at least `keep`
+/// admitted entries ranked after the cursor (no row: not even the word does, so few rows hold
+/// it). Each reads at most `keep` rows and the probe stops at the first that holds them, so a
+/// common word costs a few index lookups here and the rows of one tier in [`candidates_sql`],
+/// not every row that holds it. It is exact: when `keep` entries reach a tier, the best `keep`,
+/// those tied with the last of them and those tied with the cursor all reach it too.
 fn probe_sql(s: &str, items_keys: &[Vec<String>]) -> String {
     let bound = bound_sql(items_keys, 8, "e");
     format!(
@@ -292,7 +308,7 @@ fn probe_sql(s: &str, items_keys: &[Vec<String>]) -> String {
          WHERE (SELECT r.projected = r.version AND r.meta IS NOT NULL FROM {s}.sessions r \
          WHERE r.session_id = e.session_id) LIMIT $5) x) \
          FROM probe p WHERE p.n < $5 AND p.i < cardinality($1::text[])) \
-         SELECT ($1::text[])[i] FROM probe WHERE n >= $5 AND i > 0"
+         SELECT i, ($1::text[])[i] FROM probe WHERE n >= $5 AND i > 0"
     )
 }
 
