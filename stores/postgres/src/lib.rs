@@ -39,7 +39,7 @@ use tokio_postgres::Row;
 pub use config::PostgresAdapterConfig;
 pub use db::CALL_TIMEOUT;
 pub use follow::{Follower, Publisher};
-pub use schema::{valid_schema_name, SCHEMA_VERSION};
+pub use schema::{valid_schema_name, PENDING_LIST_KB, SCHEMA_VERSION};
 
 use cache::{catch_up, lock, Cache};
 use db::Db;

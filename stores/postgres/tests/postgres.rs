@@ -70,7 +70,7 @@ fn main() {
             race(&|| [open(), open()]).map_err(Failed::from)
         }));
     }
-    let tests: [(&str, DbTest); 14] = [
+    let tests: [(&str, DbTest); 15] = [
         (
             "search_finds_writes_of_another_instance",
             searched::writes_are_found_through_another_instance,
@@ -78,6 +78,7 @@ fn main() {
         ("search_reads_rows_without_terms", searched::rows_without_terms_are_read),
         ("search_answers_as_the_scan", searched::the_index_answers_as_the_scan),
         ("search_tiers_are_migrated", searched::version_7_rows_get_their_tiers),
+        ("search_pending_lists_stay_short", searched::the_pending_lists_stay_short),
         ("a_delete_leaves_no_row", deleted::a_delete_leaves_no_row),
         ("an_erased_tenant_leaves_no_row_behind", deleted::an_erased_tenant_leaves_no_row_behind),
         ("append_round_trips", append_round_trips),

@@ -56,7 +56,6 @@ impl PgStore {
         let schema = self.sql.schema.clone();
         let tiers = lookup.tiers.filter(|_| keep.is_some());
         let candidates = candidates_sql(&schema, &lookup.items, keep.is_some(), false);
-        let tiered = candidates_sql(&schema, &lookup.items, keep.is_some(), true);
         let unindexed = unindexed_sql(&schema);
         let classes: Vec<i16> = EntryClass::EVERY
             .into_iter()
@@ -95,7 +94,8 @@ impl PgStore {
                 Box::new(after.map(|a| a.1)),
             ];
             probe.extend(keys.into_iter().map(|key| Box::new(key) as Box<dyn ToSql + Send + Sync>));
-            (probe_sql(&schema, &lookup.items), probe)
+            let tiered = candidates_sql(&schema, &lookup.items, true, true);
+            (probe_sql(&schema, &lookup.items), probe, tiered)
         });
         let (rows, unindexed) = self.db.run(move |mut client| async move {
             let fail = |e: tokio_postgres::Error| db_error("search", &e);
@@ -110,25 +110,25 @@ impl PgStore {
             let unindexed = tx.prepare_cached(&unindexed).await.map_err(fail)?;
             let unindexed = tx.query(&unindexed, &[]).await.map_err(fail)?;
             let mut statement = &candidates;
-            if let Some((probe, probe_params)) = probe {
+            if let Some((probe, probe_params, tiered)) = &probe {
                 // Each tier's probe reads at most a page of rows: the planner, which cannot
                 // know how many rows a parameter's lexeme holds, could otherwise take a
                 // sequential scan for one, which reads the whole table when the tier is empty.
                 tx.batch_execute("SET LOCAL enable_seqscan = off").await.map_err(fail)?;
-                let probe = tx.prepare_cached(&probe).await.map_err(fail)?;
-                let found = tx.query_opt(&probe, &refs(&probe_params)).await.map_err(fail)?;
+                let probe = tx.prepare_cached(probe).await.map_err(fail)?;
+                let found = tx.query_opt(&probe, &refs(probe_params)).await.map_err(fail)?;
                 match found.map(|row| (row.get::<_, i32>(0), row.get::<_, String>(1))) {
                     // A tier holds a page: its rows.
                     Some((at, tier)) if at <= TIERS.len() as i32 => {
                         params.push(Box::new(tier));
-                        statement = &tiered;
+                        statement = tiered;
                     }
                     // Only the word itself holds one: every row that holds it.
                     Some(_) => {}
                     // Not even the word: its few rows.
                     None => {
                         params.push(Box::new(lookup.tsquery));
-                        statement = &tiered;
+                        statement = tiered;
                     }
                 }
             }

@@ -144,7 +144,7 @@ pub fn terms_of(text: &str) -> Option<Terms> {
         before_at = Some(t.pos);
     });
     // Each term once, and once more per tier its count reaches (a tier lexeme is the term,
-    // the mark and at most four digits).
+    // two marks and at most four digits: within the 8 bytes counted over each key).
     let bytes: usize = counts.iter().map(|(k, n)| (k.len() + 8) * (1 + tiers_reached(*n))).sum();
     if bytes > TERMS_MAX_BYTES {
         return None;

@@ -125,7 +125,7 @@ pub fn version_7_rows_get_their_tiers(url: &str) -> Result<(), String> {
         url,
         &format!(
             "UPDATE {s}.entries SET lex = array_to_tsvector(ARRAY(SELECT jsonb_object_keys(terms))); \
-             DELETE FROM {s}.schema_version WHERE version = 8"
+             DELETE FROM {s}.schema_version WHERE version >= 8"
         ),
     )?;
     if tiers(url)? != ["0"] {
@@ -139,6 +139,32 @@ pub fn version_7_rows_get_their_tiers(url: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Both search indexes keep a short pending list (`schema::PENDING_LIST_KB`), which every lookup
+/// reads whole.
+pub fn the_pending_lists_stay_short(url: &str) -> Result<(), String> {
+    let config = fresh_config(url);
+    drop(PgStore::open(&config)?);
+    let s = &config.schema;
+    let limits = admin(
+        url,
+        &format!(
+            "SELECT c.relname || ' ' || array_to_string(c.reloptions, ',') FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = '{s}' AND c.relname IN ('entries_lex', 'sessions_lex') \
+             ORDER BY c.relname"
+        ),
+    )?;
+    let kb = session_store_postgres::PENDING_LIST_KB;
+    let wanted: Vec<String> = ["entries_lex", "sessions_lex"]
+        .iter()
+        .map(|index| format!("{index} gin_pending_list_limit={kb}"))
+        .collect();
+    match limits == wanted {
+        true => Ok(()),
+        false => Err(format!("index options {limits:?}, wanted {wanted:?}")),
+    }
 }
 
 pub fn the_index_answers_as_the_scan(url: &str) -> Result<(), String> {
