@@ -98,7 +98,32 @@ pub fn in_groups(key: &str) -> bool {
 
 /// A term quoted for a tsvector's or a tsquery's text.
 fn quoted(term: &str) -> String {
-    format!("'{}'", term.replace('\\', "\\\\").replace('\'', "''"))
+    let mut out = String::with_capacity(term.len() + 2);
+    push_quoted(&mut out, term);
+    out
+}
+
+/// [`quoted`] appended to `out`.
+fn push_quoted(out: &mut String, term: &str) {
+    out.push('\'');
+    for c in term.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("''"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+/// Adds `n` to `key`'s count, allocating the key only the first time it is seen.
+fn add_to(map: &mut BTreeMap<String, u64>, key: &str, n: u64) {
+    match map.get_mut(key) {
+        Some(count) => *count += n,
+        None => {
+            map.insert(key.to_string(), n);
+        }
+    }
 }
 
 /// The pair key of two terms: how often the second follows the first (a space cannot be in a
@@ -124,20 +149,14 @@ pub fn terms_of(text: &str) -> Option<Terms> {
     // A phrase's terms stand at consecutive positions, never a split word's whole among them:
     // each part is paired with the part before it when that stands just before.
     let (mut before, mut before_at, mut pair) = (String::new(), None::<u32>, String::new());
-    let add = |map: &mut BTreeMap<String, u64>, key: &str| match map.get_mut(key) {
-        Some(n) => *n += 1,
-        None => {
-            map.insert(key.to_string(), 1);
-        }
-    };
     for_each_token(text, &mut 0, |t| {
-        add(&mut counts, key(t.term));
+        add_to(&mut counts, key(t.term), 1);
         if t.whole {
             return;
         }
         if before_at.is_some_and(|at| at + 1 == t.pos) {
             pair_key_into(&before, t.term, &mut pair);
-            add(&mut groups, &pair);
+            add_to(&mut groups, &pair, 1);
         }
         before.clear();
         before.push_str(t.term);
@@ -149,21 +168,29 @@ pub fn terms_of(text: &str) -> Option<Terms> {
     if bytes > TERMS_MAX_BYTES {
         return None;
     }
-    let mut lex: Vec<String> = Vec::with_capacity(counts.len());
+    let mut lex = String::with_capacity(bytes);
     for (term, n) in &counts {
-        lex.push(quoted(term));
+        if !lex.is_empty() {
+            lex.push(' ');
+        }
+        push_quoted(&mut lex, term);
         for &tier in &TIERS[..tiers_reached(*n)] {
-            lex.push(quoted(&tier_key(term, tier)));
+            lex.push(' ');
+            push_quoted(&mut lex, &tier_key(term, tier));
         }
     }
+    // Each prefix key grows by one character from the one before (`^m`, `^me`, …).
+    let mut prefix = String::new();
     for (term, n) in &counts {
-        for (end, c) in term.char_indices().take(PREFIX_CHARS) {
-            let prefix = &term[..end + c.len_utf8()];
-            *groups.entry(prefix_key(prefix)).or_default() += n;
+        prefix.clear();
+        prefix.push(PREFIX_MARK);
+        for c in term.chars().take(PREFIX_CHARS) {
+            prefix.push(c);
+            add_to(&mut groups, &prefix, *n);
         }
     }
     let json = serde_json::to_string(&Counts { t: counts, g: groups }).ok()?;
-    Some(Terms { json, lex: lex.join(" ") })
+    Some(Terms { json, lex })
 }
 
 /// An entry's `terms`: those of its searched text.
@@ -240,6 +267,7 @@ mod tests {
         assert_eq!(map["parse"], 2);
         assert_eq!(map["camelcase"], 1, "a split word's whole is a term");
         assert_eq!(map["camel"], 1);
+        assert_eq!(quoted(r"it's a\b"), r"'it''s a\\b'", "quoted as a tsvector's text wants");
     }
 
     #[test]
