@@ -179,7 +179,8 @@ pub fn terms_of(text: &str) -> Option<Terms> {
             push_quoted(&mut lex, &tier_key(term, tier));
         }
     }
-    // Each prefix key grows by one character from the one before (`^m`, `^me`, …).
+    // The prefix keys `prefix_key` makes of a term's first one to `PREFIX_CHARS` characters,
+    // each grown by one character from the one before (`^m`, `^me`, …).
     let mut prefix = String::new();
     for (term, n) in &counts {
         prefix.clear();
