@@ -24,7 +24,8 @@
 //! row's timestamp; (version 8) each entry's `lex` with its tier lexemes (`search/terms.rs`:
 //! `#t#term` for each tier `t` the term's count reaches), made from its `terms` for the
 //! rows an older build wrote — a row whose lexemes would then be too many loses its terms, so
-//! searches read it instead. Ids are `bytea`: a
+//! searches read it instead; (version 9) both search indexes' pending lists kept short
+//! ([`PENDING_LIST_KB`]). Ids are `bytea`: a
 //! session or attachment id may hold any character, NUL included.
 
 use session_core::wire::ListOrder;
