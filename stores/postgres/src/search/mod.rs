@@ -99,6 +99,7 @@ impl PgStore {
         });
         let (rows, unindexed) = self.db.run(move |mut client| async move {
             let fail = |e: tokio_postgres::Error| db_error("search", &e);
+            // Read only: dropped at the end, which sends its `ROLLBACK` without waiting for it.
             let tx = client
                 .build_transaction()
                 .isolation_level(IsolationLevel::RepeatableRead)
@@ -108,23 +109,46 @@ impl PgStore {
                 .map_err(fail)?;
             // Prepared once per connection and statement shape (the text holds no value).
             let unindexed = tx.prepare_cached(&unindexed).await.map_err(fail)?;
-            let unindexed = tx.query(&unindexed, &[]).await.map_err(fail)?;
+            // The planner cannot tell how few sessions are not current (`projected <> version`
+            // compares two columns): it would read every session row, not the partial index
+            // that holds them. The setting goes out in the same round trip as the statement,
+            // which has no parameters, so its plan is made once per connection, under it.
+            let (off, unindexed) = tokio::join!(
+                tx.batch_execute("SET LOCAL enable_seqscan = off"),
+                tx.query(&unindexed, &[])
+            );
+            off.map_err(fail)?;
+            let unindexed = unindexed.map_err(fail)?;
+            // What the candidates statement runs under: with seq scans again, unless a probe ran.
+            let mut setting = "SET LOCAL enable_seqscan = on";
             let mut statement = &candidates;
             if let Some((probe, probe_params, tiered)) = &probe {
                 // Each tier's probe reads at most a page of rows: the planner, which cannot
                 // know how many rows a parameter's lexeme holds, could otherwise take a
                 // sequential scan for one, which reads the whole table when the tier is empty.
-                tx.batch_execute("SET LOCAL enable_seqscan = off").await.map_err(fail)?;
+                // The probe and the tier's statement read a few rows through the indexes
+                // whatever their values, so their plans are made once per connection
+                // (planning them for each search cost more than running them).
                 let probe = tx.prepare_cached(probe).await.map_err(fail)?;
-                let found = tx.query_opt(&probe, &refs(probe_params)).await.map_err(fail)?;
-                match found.map(|row| (row.get::<_, i32>(0), row.get::<_, String>(1))) {
+                let probe_params = refs(probe_params);
+                let (generic, found) = tokio::join!(
+                    tx.batch_execute("SET LOCAL plan_cache_mode = force_generic_plan"),
+                    tx.query_opt(&probe, &probe_params)
+                );
+                generic.map_err(fail)?;
+                setting = "SET LOCAL plan_cache_mode = force_generic_plan";
+                match found
+                    .map_err(fail)?
+                    .map(|row| (row.get::<_, i32>(0), row.get::<_, String>(1)))
+                {
                     // A tier holds a page: its rows.
                     Some((at, tier)) if at <= TIERS.len() as i32 => {
                         params.push(Box::new(tier));
                         statement = tiered;
                     }
-                    // Only the word itself holds one: every row that holds it.
-                    Some(_) => {}
+                    // Only the word itself holds one: every row that holds it, planned for
+                    // how many rows the word has.
+                    Some(_) => setting = "SET LOCAL plan_cache_mode = auto",
                     // Not even the word: its few rows.
                     None => {
                         params.push(Box::new(lookup.tsquery));
@@ -133,9 +157,11 @@ impl PgStore {
                 }
             }
             let statement = tx.prepare_cached(statement).await.map_err(fail)?;
-            let rows = tx.query(&statement, &refs(&params)).await.map_err(fail)?;
-            tx.commit().await.map_err(fail)?;
-            Ok((rows, unindexed))
+            let params = refs(&params);
+            let (set, rows) =
+                tokio::join!(tx.batch_execute(setting), tx.query(&statement, &params));
+            set.map_err(fail)?;
+            Ok((rows.map_err(fail)?, unindexed))
         })?;
         let mut docs = Vec::with_capacity(rows.len());
         let mut candidates = Vec::with_capacity(rows.len());
@@ -337,12 +363,10 @@ fn bound_sql(items_keys: &[Vec<String>], first: usize, alias: &str) -> String {
 
 /// What the index does not cover (see [`unindexed_of`]).
 fn unindexed_sql(s: &str) -> String {
+    // The sessions' condition is the one `sessions_unprojected` is partial on (`schema.rs`).
     format!(
-        "SELECT 's', session_id, NULL::bytea FROM {s}.sessions \
-         WHERE meta IS NOT NULL AND projected <> version \
-         UNION ALL \
-         SELECT 'm', session_id, NULL FROM {s}.sessions \
-         WHERE meta IS NOT NULL AND projected = version AND terms IS NULL \
+        "SELECT CASE WHEN projected <> version THEN 's' ELSE 'm' END, session_id, NULL::bytea \
+         FROM {s}.sessions WHERE meta IS NOT NULL AND (projected <> version OR terms IS NULL) \
          UNION ALL \
          SELECT 'e', e.session_id, e.entry_id FROM {s}.entries e \
          JOIN {s}.sessions r ON r.session_id = e.session_id \
