@@ -141,7 +141,8 @@ struct Probe {
 /// The candidates' rows and the unindexed rows of one search, read in one snapshot: the
 /// `unindexed` statement, `probe` when it is a lone word's, then `candidates` with `params` (or
 /// the probe's `tiered` statement, with the tier's tsquery added, or `tsquery` when not even the
-/// word holds a page).
+/// word holds a page). Two round trips after `BEGIN` for a lone word, one for any other query: no
+/// statement waits for the unindexed one's answer.
 async fn read(
     client: &mut deadpool_postgres::Object,
     unindexed: &str,
@@ -159,54 +160,66 @@ async fn read(
         .start()
         .await
         .map_err(fail)?;
-    // Prepared once per connection and statement shape (the text holds no value).
+    // Prepared once per connection and statement shape (the text holds no value). The planner
+    // cannot tell how few sessions are not current (`projected <> version` compares two
+    // columns): it would read every session row, not the partial index that holds them, so the
+    // unindexed statement runs with sequential scans off. It has no parameters: its plan is made
+    // once per connection, under that setting, which always goes out just before it.
     let unindexed = tx.prepare_cached(unindexed).await.map_err(fail)?;
-    // The planner cannot tell how few sessions are not current (`projected <> version`
-    // compares two columns): it would read every session row, not the partial index
-    // that holds them. The setting goes out in the same round trip as the statement,
-    // which has no parameters, so its plan is made once per connection, under it.
-    let (off, unindexed) =
-        tokio::join!(tx.batch_execute("SET LOCAL enable_seqscan = off"), tx.query(&unindexed, &[]));
-    off.map_err(fail)?;
-    let unindexed = unindexed.map_err(fail)?;
-    // What the candidates statement runs under: with seq scans again, unless a probe ran.
-    let mut setting = "SET LOCAL enable_seqscan = on";
-    let mut statement = candidates;
-    if let Some(Probe { sql: probe, params: probe_params, tiered }) = probe {
-        // Each tier's probe reads at most a page of rows: the planner, which cannot
-        // know how many rows a parameter's lexeme holds, could otherwise take a
-        // sequential scan for one, which reads the whole table when the tier is empty.
-        // The probe and the tier's statement read a few rows through the indexes
-        // whatever their values, so their plans are made once per connection
-        // (planning them for each search cost more than running them).
-        let probe = tx.prepare_cached(probe).await.map_err(fail)?;
-        let probe_params = refs(probe_params);
-        let (generic, found) = tokio::join!(
-            tx.batch_execute("SET LOCAL plan_cache_mode = force_generic_plan"),
-            tx.query_opt(&probe, &probe_params)
+    let Some(probe) = probe else {
+        let candidates = tx.prepare_cached(candidates).await.map_err(fail)?;
+        let params = refs(&params);
+        let (off, unindexed, on, rows) = tokio::join!(
+            tx.batch_execute("SET LOCAL enable_seqscan = off"),
+            tx.query(&unindexed, &[]),
+            tx.batch_execute("SET LOCAL enable_seqscan = on"),
+            tx.query(&candidates, &params)
         );
-        generic.map_err(fail)?;
-        setting = "SET LOCAL plan_cache_mode = force_generic_plan";
+        off.and(on).map_err(fail)?;
+        return Ok((rows.map_err(fail)?, unindexed.map_err(fail)?));
+    };
+    // Each tier's probe reads at most a page of rows: the planner, which cannot know how many
+    // rows a parameter's lexeme holds, could otherwise take a sequential scan for one, which
+    // reads the whole table when the tier is empty. The probe and the tier's statement read a
+    // few rows through the indexes whatever their values, so their plans are made once per
+    // connection (planning them for each search cost more than running them).
+    let probe_statement = tx.prepare_cached(&probe.sql).await.map_err(fail)?;
+    let probe_params = refs(&probe.params);
+    let (off, unindexed, generic, found) = tokio::join!(
+        tx.batch_execute("SET LOCAL enable_seqscan = off"),
+        tx.query(&unindexed, &[]),
+        tx.batch_execute("SET LOCAL plan_cache_mode = force_generic_plan"),
+        tx.query_opt(&probe_statement, &probe_params)
+    );
+    off.and(generic).map_err(fail)?;
+    let unindexed = unindexed.map_err(fail)?;
+    let (statement, setting) =
         match found.map_err(fail)?.map(|row| (row.get::<_, i32>(0), row.get::<_, String>(1))) {
             // A tier holds a page: its rows.
             Some((at, tier)) if at <= TIERS.len() as i32 => {
                 params.push(Box::new(tier));
-                statement = tiered;
+                (probe.tiered.as_str(), None)
             }
-            // Only the word itself holds one: every row that holds it, planned for
-            // how many rows the word has.
-            Some(_) => setting = "SET LOCAL plan_cache_mode = auto",
+            // Only the word itself holds one: every row that holds it, planned for how many
+            // rows the word has.
+            Some(_) => (candidates, Some("SET LOCAL plan_cache_mode = auto")),
             // Not even the word: its few rows.
             None => {
                 params.push(Box::new(tsquery));
-                statement = tiered;
+                (probe.tiered.as_str(), None)
             }
-        }
-    }
+        };
     let statement = tx.prepare_cached(statement).await.map_err(fail)?;
     let params = refs(&params);
-    let (set, rows) = tokio::join!(tx.batch_execute(setting), tx.query(&statement, &params));
-    set.map_err(fail)?;
+    let rows = match setting {
+        Some(setting) => {
+            let (set, rows) =
+                tokio::join!(tx.batch_execute(setting), tx.query(&statement, &params));
+            set.map_err(fail)?;
+            rows
+        }
+        None => tx.query(&statement, &params).await,
+    };
     Ok((rows.map_err(fail)?, unindexed))
 }
 
