@@ -166,49 +166,45 @@ async fn read(
     // unindexed statement runs with sequential scans off. It has no parameters: its plan is made
     // once per connection, under that setting, which always goes out just before it.
     let unindexed = tx.prepare_cached(unindexed).await.map_err(fail)?;
-    let Some(probe) = probe else {
-        let candidates = tx.prepare_cached(candidates).await.map_err(fail)?;
-        let params = refs(&params);
-        let (off, unindexed, on, rows) = tokio::join!(
-            tx.batch_execute("SET LOCAL enable_seqscan = off"),
-            tx.query(&unindexed, &[]),
-            tx.batch_execute("SET LOCAL enable_seqscan = on"),
-            tx.query(&candidates, &params)
-        );
-        off.and(on).map_err(fail)?;
-        return Ok((rows.map_err(fail)?, unindexed.map_err(fail)?));
-    };
+    // Then the candidates with sequential scans again or, for a lone word, its tier probe.
     // Each tier's probe reads at most a page of rows: the planner, which cannot know how many
     // rows a parameter's lexeme holds, could otherwise take a sequential scan for one, which
     // reads the whole table when the tier is empty. The probe and the tier's statement read a
     // few rows through the indexes whatever their values, so their plans are made once per
     // connection (planning them for each search cost more than running them).
-    let probe_statement = tx.prepare_cached(&probe.sql).await.map_err(fail)?;
-    let probe_params = refs(&probe.params);
-    let (off, unindexed, generic, found) = tokio::join!(
+    let (next, next_params, setting) = match probe {
+        None => (candidates, &params, "SET LOCAL enable_seqscan = on"),
+        Some(probe) => {
+            (probe.sql.as_str(), &probe.params, "SET LOCAL plan_cache_mode = force_generic_plan")
+        }
+    };
+    let next = tx.prepare_cached(next).await.map_err(fail)?;
+    let next_params = refs(next_params);
+    let (off, unindexed, set, rows) = tokio::join!(
         tx.batch_execute("SET LOCAL enable_seqscan = off"),
         tx.query(&unindexed, &[]),
-        tx.batch_execute("SET LOCAL plan_cache_mode = force_generic_plan"),
-        tx.query_opt(&probe_statement, &probe_params)
+        tx.batch_execute(setting),
+        tx.query(&next, &next_params)
     );
-    off.and(generic).map_err(fail)?;
-    let unindexed = unindexed.map_err(fail)?;
-    let (statement, setting) =
-        match found.map_err(fail)?.map(|row| (row.get::<_, i32>(0), row.get::<_, String>(1))) {
-            // A tier holds a page: its rows.
-            Some((at, tier)) if at <= TIERS.len() as i32 => {
-                params.push(Box::new(tier));
-                (probe.tiered.as_str(), None)
-            }
-            // Only the word itself holds one: every row that holds it, planned for how many
-            // rows the word has.
-            Some(_) => (candidates, Some("SET LOCAL plan_cache_mode = auto")),
-            // Not even the word: its few rows.
-            None => {
-                params.push(Box::new(tsquery));
-                (probe.tiered.as_str(), None)
-            }
-        };
+    off.and(set).map_err(fail)?;
+    let (rows, unindexed) = (rows.map_err(fail)?, unindexed.map_err(fail)?);
+    let Some(probe) = probe else { return Ok((rows, unindexed)) };
+    let found = rows.first().map(|row| (row.get::<_, i32>(0), row.get::<_, String>(1)));
+    let (statement, setting) = match found {
+        // A tier holds a page: its rows.
+        Some((at, tier)) if at <= TIERS.len() as i32 => {
+            params.push(Box::new(tier));
+            (probe.tiered.as_str(), None)
+        }
+        // Only the word itself holds one: every row that holds it, planned for how many
+        // rows the word has.
+        Some(_) => (candidates, Some("SET LOCAL plan_cache_mode = auto")),
+        // Not even the word: its few rows.
+        None => {
+            params.push(Box::new(tsquery));
+            (probe.tiered.as_str(), None)
+        }
+    };
     let statement = tx.prepare_cached(statement).await.map_err(fail)?;
     let params = refs(&params);
     let rows = match setting {
