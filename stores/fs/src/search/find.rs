@@ -6,7 +6,6 @@
 //! ([`super::pending`]) and what `wanted` does not admit. With `wanted.keep`, only the best
 //! candidates are kept ([`Best`]): without reading the timestamp of any that cannot make it.
 
-use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
@@ -25,11 +24,30 @@ use super::schema::{doc_in, key, kind_of, Fields, SESSION};
 /// Documents of a segment in ascending order, each with a count.
 type Counts = Vec<(DocId, u32)>;
 
-/// Adds the candidates of one segment (its ordinal `ord`) to `out`.
+/// A segment's columns a search reads for each document: its class and its timestamp. Opening
+/// one parses its block index (about a thousand blocks at 500k documents), so the index keeps
+/// them per segment, which never changes once written (`super::FsSearch::columns_of`).
+#[derive(Clone)]
+pub(super) struct Columns {
+    class: Column<u64>,
+    timestamp: Column<i64>,
+}
+
+impl Columns {
+    pub(super) fn open(seg: &SegmentReader) -> Result<Columns, StoreError> {
+        let fast = seg.fast_fields();
+        Ok(Columns {
+            class: fast.u64("class").map_err(index_err)?,
+            timestamp: fast.i64("ts").map_err(index_err)?,
+        })
+    }
+}
+
+/// Adds the candidates of one segment (its ordinal in the searcher and its columns) to `out`.
 pub(super) fn segment(
     f: &Fields,
     seg: &SegmentReader,
-    ord: u32,
+    (ord, columns): (u32, &Columns),
     query: &Query,
     wanted: &Wanted<'_>,
     unindexed: &[Unindexed],
@@ -50,8 +68,7 @@ pub(super) fn segment(
     let Some(total) = total else { return Ok(()) };
     let excluded = excluded(f, seg, unindexed)?;
     let alive = seg.alive_bitset();
-    let class = seg.fast_fields().u64("class").map_err(index_err)?;
-    let timestamp = seg.fast_fields().i64("ts").map_err(index_err)?;
+    let Columns { class, timestamp } = columns;
     for (doc, bound) in total {
         let bound = u64::from(bound);
         if !out.may_take(bound)
@@ -354,31 +371,25 @@ impl Best {
 pub(super) struct Resolver {
     searcher: Searcher,
     fields: Fields,
-    /// Each segment's `class` column, opened by the first candidate of that segment.
-    classes: Vec<OnceCell<Column<u64>>>,
+    /// Each segment's columns, by its ordinal in the searcher.
+    columns: Vec<Columns>,
 }
 
 impl Resolver {
-    pub(super) fn new(searcher: Searcher, fields: Fields) -> Resolver {
-        let classes = searcher.segment_readers().iter().map(|_| OnceCell::new()).collect();
-        Resolver { searcher, fields, classes }
+    pub(super) fn new(searcher: Searcher, fields: Fields, columns: Vec<Columns>) -> Resolver {
+        Resolver { searcher, fields, columns }
     }
 
-    fn class(&self, address: DocAddress) -> Result<Option<u64>, StoreError> {
-        let ord = address.segment_ord as usize;
-        let Some(cell) = self.classes.get(ord) else { return Ok(None) };
-        if cell.get().is_none() {
-            let seg = self.searcher.segment_reader(address.segment_ord);
-            let _ = cell.set(seg.fast_fields().u64("class").map_err(index_err)?);
-        }
-        Ok(cell.get().and_then(|column| column.first(address.doc_id)))
+    fn class(&self, address: DocAddress) -> Option<u64> {
+        let columns = self.columns.get(address.segment_ord as usize)?;
+        columns.class.first(address.doc_id)
     }
 }
 
 impl Resolve for Resolver {
     fn resolve(&self, doc: u64) -> Result<Doc, StoreError> {
         let address = DocAddress::new((doc >> 32) as u32, doc as u32);
-        let class = self.class(address)?;
+        let class = self.class(address);
         let stored: TantivyDocument = self.searcher.doc(address).map_err(index_err)?;
         doc_in(&self.fields, &stored, class.unwrap_or(SESSION))
             .ok_or_else(|| StoreError::Io("fs store: search index: a document without ids".into()))

@@ -19,7 +19,8 @@ use session_core::search::index::{Found, SearchIndex, Wanted};
 use session_core::search::touched::Touched;
 use session_core::search::Query;
 use session_core::{ChangeSet, StoreError};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument};
+use tantivy::index::SegmentId;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument};
 
 use crate::io::{session_files, Stamp};
 use crate::lock;
@@ -47,6 +48,8 @@ pub(crate) struct FsSearch {
     /// Held while open: one store per data_dir writes the index (another one scans).
     _lock: std::fs::File,
     progress: Mutex<Progress>,
+    /// The columns of the segments searched lately ([`find::Columns`]).
+    columns: Mutex<HashMap<SegmentId, find::Columns>>,
 }
 
 impl std::fmt::Debug for FsSearch {
@@ -87,6 +90,7 @@ impl FsSearch {
             pending: Arc::default(),
             _lock: lock,
             progress: Mutex::new(Progress::default()),
+            columns: Mutex::default(),
         };
         search.check_stamps(data_dir)?;
         Ok(search)
@@ -228,6 +232,29 @@ impl FsSearch {
     }
 }
 
+impl FsSearch {
+    /// The columns of each of `searcher`'s segments, by ordinal: kept from earlier searches,
+    /// opened for a segment new since; those of segments no longer searched are let go.
+    fn columns_of(&self, searcher: &Searcher) -> Result<Vec<find::Columns>, StoreError> {
+        let segments = searcher.segment_readers();
+        let mut kept = lock(&self.columns);
+        kept.retain(|id, _| segments.iter().any(|seg| seg.segment_id() == *id));
+        let mut out = Vec::with_capacity(segments.len());
+        for seg in segments {
+            let columns = match kept.get(&seg.segment_id()) {
+                Some(columns) => columns.clone(),
+                None => {
+                    let columns = find::Columns::open(seg)?;
+                    kept.insert(seg.segment_id(), columns.clone());
+                    columns
+                }
+            };
+            out.push(columns);
+        }
+        Ok(out)
+    }
+}
+
 impl SearchIndex for FsSearch {
     fn find(&self, query: &Query, wanted: &Wanted<'_>) -> Result<Found<'_>, StoreError> {
         self.find_owned(query, wanted)
@@ -250,11 +277,13 @@ impl FsSearch {
         let wanted = Wanted { keep: wanted.keep.filter(|_| exact), ..*wanted };
         let wanted = &wanted;
         let mut best = find::Best::new(wanted);
-        for (ord, seg) in searcher.segment_readers().iter().enumerate() {
-            find::segment(&self.fields, seg, ord as u32, query, wanted, &unindexed, &mut best)?;
+        let columns = self.columns_of(&searcher)?;
+        for ((ord, seg), columns) in searcher.segment_readers().iter().enumerate().zip(&columns) {
+            let at = (ord as u32, columns);
+            find::segment(&self.fields, seg, at, query, wanted, &unindexed, &mut best)?;
         }
         let candidates = best.into_candidates();
-        let resolver = find::Resolver::new(searcher, self.fields.clone());
+        let resolver = find::Resolver::new(searcher, self.fields.clone(), columns);
         Ok(Found { candidates, exact, unindexed, resolver: Box::new(resolver) })
     }
 }
