@@ -232,29 +232,6 @@ impl FsSearch {
     }
 }
 
-impl FsSearch {
-    /// The columns of each of `searcher`'s segments, by ordinal: kept from earlier searches,
-    /// opened for a segment new since; those of segments no longer searched are let go.
-    fn columns_of(&self, searcher: &Searcher) -> Result<Vec<find::Columns>, StoreError> {
-        let segments = searcher.segment_readers();
-        let mut kept = lock(&self.columns);
-        kept.retain(|id, _| segments.iter().any(|seg| seg.segment_id() == *id));
-        let mut out = Vec::with_capacity(segments.len());
-        for seg in segments {
-            let columns = match kept.get(&seg.segment_id()) {
-                Some(columns) => columns.clone(),
-                None => {
-                    let columns = find::Columns::open(seg)?;
-                    kept.insert(seg.segment_id(), columns.clone());
-                    columns
-                }
-            };
-            out.push(columns);
-        }
-        Ok(out)
-    }
-}
-
 impl SearchIndex for FsSearch {
     fn find(&self, query: &Query, wanted: &Wanted<'_>) -> Result<Found<'_>, StoreError> {
         self.find_owned(query, wanted)
@@ -285,6 +262,27 @@ impl FsSearch {
         let candidates = best.into_candidates();
         let resolver = find::Resolver::new(searcher, self.fields.clone(), columns);
         Ok(Found { candidates, exact, unindexed, resolver: Box::new(resolver) })
+    }
+
+    /// The columns of each of `searcher`'s segments, by ordinal: kept from earlier searches,
+    /// opened for a segment new since; those of segments no longer searched are let go.
+    fn columns_of(&self, searcher: &Searcher) -> Result<Vec<find::Columns>, StoreError> {
+        let segments = searcher.segment_readers();
+        let mut kept = lock(&self.columns);
+        kept.retain(|id, _| segments.iter().any(|seg| seg.segment_id() == *id));
+        let mut out = Vec::with_capacity(segments.len());
+        for seg in segments {
+            let columns = match kept.get(&seg.segment_id()) {
+                Some(columns) => columns.clone(),
+                None => {
+                    let columns = find::Columns::open(seg)?;
+                    kept.insert(seg.segment_id(), columns.clone());
+                    columns
+                }
+            };
+            out.push(columns);
+        }
+        Ok(out)
     }
 }
 
